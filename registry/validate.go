@@ -1,0 +1,295 @@
+package registry
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/groundgate/groundgate/hashing"
+)
+
+// FieldError names one thing wrong with one field of an entry.
+type FieldError struct {
+	Field   string // JSON path inside the entry, e.g. "alg.params[1].default"
+	Problem string
+}
+
+// ValidationError lists everything wrong with one entry. It wraps
+// ErrInvalidEntry.
+type ValidationError struct {
+	Entry  string // the entry's name, or "#index" when it has none
+	Fields []FieldError
+}
+
+func (e *ValidationError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "entry %s: ", e.Entry)
+	for i, f := range e.Fields {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		fmt.Fprintf(&b, "%s: %s", f.Field, f.Problem)
+	}
+	return b.String()
+}
+
+// Unwrap makes errors.Is(err, ErrInvalidEntry) true.
+func (e *ValidationError) Unwrap() error { return ErrInvalidEntry }
+
+// MaxNameLen bounds a capability name; names travel in URL paths.
+const MaxNameLen = 64
+
+var (
+	nameRE  = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.+-]*$`)
+	paramRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+)
+
+// DecodeEntry strictly decodes and validates one entry. label names the
+// entry in errors when the document has no usable name (e.g. "#12").
+func DecodeEntry(data []byte, label string) (Entry, error) {
+	// Decode the layers as raw messages first so a missing layer is
+	// reported as missing rather than silently zero.
+	var raw struct {
+		Name string          `json:"name"`
+		Kind Kind            `json:"kind"`
+		Sem  json.RawMessage `json:"sem"`
+		Alg  json.RawMessage `json:"alg"`
+		Impl json.RawMessage `json:"impl"`
+		Disc json.RawMessage `json:"disc"`
+	}
+	if err := hashing.DecodeStrict(data, &raw); err != nil {
+		return Entry{}, &ValidationError{Entry: label, Fields: []FieldError{{"", err.Error()}}}
+	}
+	if raw.Name != "" {
+		label = fmt.Sprintf("%q", raw.Name)
+	}
+	e := Entry{Name: raw.Name, Kind: raw.Kind}
+	var fe []FieldError
+	layer := func(key string, msg json.RawMessage, v any) {
+		if len(msg) == 0 || string(msg) == "null" {
+			fe = append(fe, FieldError{key, "layer is missing"})
+			return
+		}
+		if err := hashing.DecodeStrict(msg, v); err != nil {
+			fe = append(fe, FieldError{key, err.Error()})
+		}
+	}
+	layer("sem", raw.Sem, &e.Sem)
+	layer("alg", raw.Alg, &e.Alg)
+	layer("impl", raw.Impl, &e.Impl)
+	layer("disc", raw.Disc, &e.Disc)
+	if len(fe) > 0 {
+		return Entry{}, &ValidationError{Entry: label, Fields: fe}
+	}
+	if err := e.validate(label); err != nil {
+		return Entry{}, err
+	}
+	return e, nil
+}
+
+// Validate reports every problem with e, or nil. It does not check the
+// entry against others (duplicate identities are the store's job).
+func (e Entry) Validate() error {
+	label := fmt.Sprintf("%q", e.Name)
+	if e.Name == "" {
+		label = "(unnamed)"
+	}
+	return e.validate(label)
+}
+
+func (e Entry) validate(label string) error {
+	var fe []FieldError
+	add := func(field, format string, args ...any) {
+		fe = append(fe, FieldError{field, fmt.Sprintf(format, args...)})
+	}
+	switch {
+	case e.Name == "":
+		add("name", "must not be empty")
+	case len(e.Name) > MaxNameLen:
+		add("name", "longer than %d characters", MaxNameLen)
+	case !nameRE.MatchString(e.Name):
+		add("name", "%q must start with a letter and hold only letters, digits and _ . + -", e.Name)
+	}
+	if !slices.Contains(kinds, e.Kind) {
+		add("kind", "unknown kind %q (want one of %s)", e.Kind, joinQuoted(kinds))
+	}
+
+	// sem
+	switch e.Sem.Orientation {
+	case OrientNone, OrientPositive, OrientNegative:
+		if e.Kind == KindMetric {
+			add("sem.orientation", "a metric must be %q or %q", OrientMaximize, OrientMinimize)
+		}
+	case OrientMaximize, OrientMinimize:
+		if e.Kind != KindMetric {
+			add("sem.orientation", "%q is only for metrics", e.Sem.Orientation)
+		}
+	default:
+		add("sem.orientation", "unknown orientation %q", e.Sem.Orientation)
+	}
+	if e.Kind == KindFamily && e.Sem.Orientation != OrientPositive && e.Sem.Orientation != OrientNegative {
+		add("sem.orientation", "a family must be %q or %q", OrientPositive, OrientNegative)
+	}
+
+	// alg
+	if len(e.Alg.Inputs) == 0 {
+		add("alg.inputs", "must list at least one input type")
+	}
+	if len(e.Alg.Outputs) == 0 {
+		add("alg.outputs", "must list at least one output type")
+	}
+	for i, t := range e.Alg.Inputs {
+		if !slices.Contains(valueTypes, t) {
+			add(fmt.Sprintf("alg.inputs[%d]", i), "unknown type %q (want one of %s)", t, joinQuoted(valueTypes))
+		}
+	}
+	for i, t := range e.Alg.Outputs {
+		if !slices.Contains(valueTypes, t) {
+			add(fmt.Sprintf("alg.outputs[%d]", i), "unknown type %q (want one of %s)", t, joinQuoted(valueTypes))
+		}
+	}
+	if e.Alg.Arity != len(e.Alg.Inputs) {
+		add("alg.arity", "is %d but %d inputs are listed", e.Alg.Arity, len(e.Alg.Inputs))
+	}
+	seen := map[string]bool{}
+	for i, p := range e.Alg.Params {
+		validateParam(fmt.Sprintf("alg.params[%d]", i), p, seen, add)
+	}
+
+	// impl
+	if strings.TrimSpace(e.Impl.Engine) == "" {
+		add("impl.engine", "must not be empty")
+	}
+	if !slices.Contains(irs, e.Impl.IR) {
+		add("impl.ir", "unknown IR variant %q (want one of %s)", e.Impl.IR, joinQuoted(irs))
+	}
+	if err := checkExpr(e.Impl.Expr); err != nil {
+		add("impl.expr", "%v", err)
+	}
+
+	// disc
+	if strings.TrimSpace(e.Disc.Description) == "" {
+		add("disc.description", "must not be empty")
+	}
+	checkTerms("disc.aliases", e.Disc.Aliases, add)
+	checkTerms("disc.tags", e.Disc.Tags, add)
+	for i, x := range e.Disc.Examples {
+		if strings.TrimSpace(x) == "" {
+			add(fmt.Sprintf("disc.examples[%d]", i), "must not be empty")
+		}
+	}
+
+	if len(fe) == 0 {
+		return nil
+	}
+	return &ValidationError{Entry: label, Fields: fe}
+}
+
+func validateParam(field string, p Param, seen map[string]bool, add func(string, string, ...any)) {
+	switch {
+	case !paramRE.MatchString(p.Name):
+		add(field+".name", "%q must be lower-case letters, digits and _, starting with a letter", p.Name)
+	case seen[p.Name]:
+		add(field+".name", "duplicate parameter %q", p.Name)
+	}
+	seen[p.Name] = true
+	numeric := p.Type == ParamInt || p.Type == ParamFloat
+	switch p.Type {
+	case ParamInt, ParamFloat, ParamString, ParamColumn:
+	default:
+		add(field+".type", "unknown parameter type %q (want int, float, string or column)", p.Type)
+		return
+	}
+	if !numeric && (p.Min != nil || p.Max != nil) {
+		add(field, "min and max apply only to int and float parameters")
+	}
+	for _, b := range []struct {
+		key string
+		v   *float64
+	}{{"min", p.Min}, {"max", p.Max}} {
+		if b.v != nil && p.Type == ParamInt && *b.v != math.Trunc(*b.v) {
+			add(field+"."+b.key, "%v is not an integer", *b.v)
+		}
+	}
+	if p.Min != nil && p.Max != nil && *p.Min > *p.Max {
+		add(field, "min %v is greater than max %v", *p.Min, *p.Max)
+	}
+	if p.Default == nil {
+		return
+	}
+	switch d := p.Default.(type) {
+	case float64:
+		if !numeric {
+			add(field+".default", "a %s parameter needs a string default, got %v", p.Type, d)
+			return
+		}
+		if p.Type == ParamInt && (d != math.Trunc(d) || math.Abs(d) > 1<<53) {
+			add(field+".default", "%v is not an integer", d)
+		}
+		if p.Min != nil && d < *p.Min {
+			add(field+".default", "%v is below min %v", d, *p.Min)
+		}
+		if p.Max != nil && d > *p.Max {
+			add(field+".default", "%v is above max %v", d, *p.Max)
+		}
+	case string:
+		if numeric {
+			add(field+".default", "a %s parameter needs a numeric default, got %q", p.Type, d)
+		} else if d == "" {
+			add(field+".default", "must not be empty")
+		}
+	default:
+		add(field+".default", "must be a number or a string, got %T", p.Default)
+	}
+}
+
+func checkTerms(field string, terms []string, add func(string, string, ...any)) {
+	seen := map[string]bool{}
+	for i, t := range terms {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		switch {
+		case strings.TrimSpace(t) == "":
+			add(f, "must not be empty")
+		case t != strings.TrimSpace(t):
+			add(f, "%q has leading or trailing space", t)
+		case seen[strings.ToLower(t)]:
+			add(f, "duplicate %q", t)
+		}
+		seen[strings.ToLower(t)] = true
+	}
+}
+
+// checkExpr checks that an s-expression is non-empty and balanced. The
+// planner parses it fully; the registry only refuses what cannot be one.
+func checkExpr(s string) error {
+	if strings.TrimSpace(s) == "" {
+		return fmt.Errorf("must not be empty")
+	}
+	depth := 0
+	for i, r := range s {
+		switch r {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth < 0 {
+				return fmt.Errorf("unbalanced ')' at byte %d", i)
+			}
+		}
+	}
+	if depth != 0 {
+		return fmt.Errorf("%d unclosed '('", depth)
+	}
+	return nil
+}
+
+func joinQuoted[T ~string](xs []T) string {
+	q := make([]string, len(xs))
+	for i, x := range xs {
+		q[i] = fmt.Sprintf("%q", x)
+	}
+	return strings.Join(q, ", ")
+}
