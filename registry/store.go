@@ -213,6 +213,35 @@ func (s *Store) Put(ctx context.Context, e Entry) (PutResult, error) {
 	return PutResult{Capability: c, Version: snap.Version(), Changed: true}, nil
 }
 
+// Apply adds or replaces several entries as one new version, in one
+// transaction: all of them are stored or none is. Entries identical to the
+// stored ones are skipped; when nothing changes, no version is created.
+func (s *Store) Apply(ctx context.Context, entries []Entry) (uint64, []string, error) {
+	for _, e := range entries {
+		if err := e.Validate(); err != nil {
+			return 0, nil, err
+		}
+	}
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	cur := s.Current()
+	var todo []Entry
+	for _, e := range entries {
+		if old, ok := cur.Get(e.Name); ok && entriesEqual(old.Entry, e) {
+			continue
+		}
+		todo = append(todo, e)
+	}
+	if len(todo) == 0 {
+		return cur.Version(), []string{}, nil
+	}
+	snap, err := s.commit(ctx, "put", todo)
+	if err != nil {
+		return 0, nil, err
+	}
+	return snap.Version(), snap.Info.Change.Names, nil
+}
+
 func entriesEqual(a, b Entry) bool {
 	ab, err1 := a.recordBytes()
 	bb, err2 := b.recordBytes()

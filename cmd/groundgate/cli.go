@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/groundgate/groundgate/registry"
+)
+
+// CLI holds the process's streams and environment, so that commands never
+// touch globals and tests can run them in-process.
+type CLI struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+}
+
+// command is one subcommand: a small struct with a Run method.
+type command interface {
+	Run(ctx context.Context, cli *CLI, args []string) error
+}
+
+type commandSpec struct {
+	name, summary string
+	new           func() command
+}
+
+func commands() []commandSpec {
+	return []commandSpec{
+		{"registry", "export, verify and inspect the capability registry", func() command { return &registryCmd{} }},
+	}
+}
+
+// errUsage marks errors that should print usage and exit 2.
+var errUsage = errors.New("usage")
+
+// exitError carries a specific exit code with an already-printed message.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+// Main runs a command line and returns the process exit code: 0 on success,
+// 1 on failure, 2 on a usage error.
+func (c *CLI) Main(ctx context.Context, args []string) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		c.usage(c.Stderr)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	for _, spec := range commands() {
+		if spec.name != args[0] {
+			continue
+		}
+		err := spec.new().Run(ctx, c, args[1:])
+		var ee exitError
+		switch {
+		case err == nil:
+			return 0
+		case errors.Is(err, flag.ErrHelp):
+			return 0
+		case errors.As(err, &ee):
+			return ee.code
+		case errors.Is(err, errUsage):
+			fmt.Fprintf(c.Stderr, "groundgate %s: %v\n", args[0], err)
+			return 2
+		default:
+			fmt.Fprintf(c.Stderr, "groundgate %s: %v\n", args[0], err)
+			return 1
+		}
+	}
+	fmt.Fprintf(c.Stderr, "groundgate: unknown command %q\n\n", args[0])
+	c.usage(c.Stderr)
+	return 2
+}
+
+func (c *CLI) usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: groundgate <command> [flags] [args]")
+	fmt.Fprintln(w)
+	for _, s := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", s.name, s.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'groundgate <command> -h' for a command's flags.")
+}
+
+// newFlags returns a FlagSet that reports errors instead of exiting.
+func (c *CLI) newFlags(name, usage string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(c.Stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(c.Stderr, "usage: groundgate %s\n", usage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses flags, accepting them before and after positional
+// arguments (Go's flag package stops at the first positional one).
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%w: %v", errUsage, err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		if args[0] == "--" {
+			return append(pos, args[1:]...), nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// printJSON writes v as indented JSON followed by a newline.
+func (c *CLI) printJSON(v any) error {
+	enc := json.NewEncoder(c.Stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// defaultDB is the bbolt file used when --db is not given.
+const defaultDB = "groundgate.db"
+
+// openMode says whether a command may create and seed a missing database.
+type openMode int
+
+const (
+	openReadOnly openMode = iota // an existing file, shared lock; a missing one is created and seeded
+	openWrite                    // read-write, created and seeded when new
+)
+
+// openRegistry opens the registry at path. A new database is seeded with
+// the built-in catalog, exactly as `groundgate serve` does.
+func openRegistry(ctx context.Context, path string, mode openMode) (*registry.Store, error) {
+	if mode == openReadOnly {
+		if _, err := os.Stat(path); err == nil {
+			s, err := registry.Open(ctx, path, registry.Options{ReadOnly: true})
+			return s, hintLocked(err, path)
+		}
+	}
+	s, err := registry.Open(ctx, path, registry.Options{})
+	if err != nil {
+		return nil, hintLocked(err, path)
+	}
+	if err := seedBuiltin(ctx, s); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func seedBuiltin(ctx context.Context, s *registry.Store) error {
+	if s.Current().Version() != 0 {
+		return nil
+	}
+	cat, err := registry.BuiltinCatalog()
+	if err != nil {
+		return fmt.Errorf("built-in catalog: %w", err)
+	}
+	if _, err := s.Seed(ctx, cat); err != nil {
+		return fmt.Errorf("seed built-in catalog: %w", err)
+	}
+	return nil
+}
+
+func hintLocked(err error, path string) error {
+	if err != nil && strings.Contains(err.Error(), "timeout") {
+		return fmt.Errorf("%w (is a groundgate server using %s?)", err, path)
+	}
+	return err
+}
+
+func sortedKinds(m map[registry.Kind]int) []registry.Kind {
+	ks := make([]registry.Kind, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Slice(ks, func(i, j int) bool { return ks[i] < ks[j] })
+	return ks
+}

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/groundgate/groundgate/registry"
+)
+
+type registryCmd struct{}
+
+const registryUsage = `registry <subcommand> [--db FILE] [args]
+
+subcommands:
+  export               print the current registry (the GET /v1/registry body)
+  verify               recompute every identity and registry hash from stored bytes
+  list                 one line per capability: name, kind, identity
+  show NAME            one capability (the GET /v1/registry/capabilities/{name} body)
+  history              every version, newest first
+  version N            a past version (the GET /v1/registry/versions/{n} body)
+  put FILE             add or change the entries in FILE (a JSON entry or array)`
+
+func (r *registryCmd) Run(ctx context.Context, cli *CLI, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprintln(cli.Stderr, "usage: groundgate "+registryUsage)
+		if len(args) == 0 {
+			return errUsage
+		}
+		return nil
+	}
+	sub, args := args[0], args[1:]
+	fs := cli.newFlags("registry "+sub, "registry "+sub+" [--db FILE]")
+	db := fs.String("db", defaultDB, "bbolt database `file`")
+	asJSON := fs.Bool("json", false, "print JSON (list, history)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	wantArgs := map[string]int{"export": 0, "verify": 0, "list": 0, "history": 0, "show": 1, "version": 1, "put": 1}
+	n, ok := wantArgs[sub]
+	if !ok {
+		return fmt.Errorf("%w: unknown subcommand %q\n%s", errUsage, sub, registryUsage)
+	}
+	if len(pos) != n {
+		return fmt.Errorf("%w: %s takes %d argument(s), got %d", errUsage, sub, n, len(pos))
+	}
+
+	if sub == "verify" {
+		return verify(ctx, cli, *db)
+	}
+	mode := openReadOnly
+	if sub == "put" {
+		mode = openWrite
+	}
+	s, err := openRegistry(ctx, *db, mode)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	cur := s.Current()
+
+	switch sub {
+	case "export":
+		return cli.printJSON(cur.Export())
+	case "list":
+		if *asJSON {
+			return cli.printJSON(cur.Export().Capabilities)
+		}
+		tw := tabwriter.NewWriter(cli.Stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "NAME\tKIND\tIDENTITY")
+		for _, c := range cur.Capabilities() {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Name, c.Kind, c.Identity)
+		}
+		return tw.Flush()
+	case "show":
+		c, ok := cur.Get(pos[0])
+		if !ok {
+			return fmt.Errorf("capability %q: %w", pos[0], registry.ErrNotFound)
+		}
+		return cli.printJSON(c)
+	case "history":
+		h, err := s.History(ctx)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return cli.printJSON(h)
+		}
+		tw := tabwriter.NewWriter(cli.Stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "VERSION\tOP\tENTRIES\tREGISTRY\tCHANGED")
+		for _, v := range h {
+			changed := fmt.Sprint(v.Change.Names)
+			if len(v.Change.Names) > 5 {
+				changed = fmt.Sprintf("%d entries", len(v.Change.Names))
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%s\n", v.Version, v.Change.Op, v.Count, v.Registry, changed)
+		}
+		return tw.Flush()
+	case "version":
+		v, err := strconv.ParseUint(pos[0], 10, 64)
+		if err != nil {
+			return fmt.Errorf("%w: version %q is not a non-negative integer", errUsage, pos[0])
+		}
+		snap, err := s.Version(ctx, v)
+		if err != nil {
+			return err
+		}
+		return cli.printJSON(snap.Export())
+	case "put":
+		return put(ctx, cli, s, pos[0])
+	}
+	return nil
+}
+
+func verify(ctx context.Context, cli *CLI, db string) error {
+	if _, err := os.Stat(db); err != nil {
+		return fmt.Errorf("%s: %w", db, err)
+	}
+	rep, err := registry.VerifyFile(ctx, db)
+	if err != nil && len(rep.Problems) == 0 {
+		return hintLocked(err, db)
+	}
+	for _, p := range rep.Problems {
+		fmt.Fprintf(cli.Stderr, "MISMATCH: %s\n", p)
+	}
+	if len(rep.Problems) > 0 {
+		fmt.Fprintf(cli.Stderr, "groundgate registry verify: %s: %d problem(s) in %d version(s), %d record(s)\n", db, len(rep.Problems), rep.Versions, rep.Records)
+		return exitError{code: 1}
+	}
+	fmt.Fprintf(cli.Stdout, "ok: %d version(s), %d record(s) verified; version %d, registry %s\n", rep.Versions, rep.Records, rep.Current, rep.Registry)
+	return nil
+}
+
+func put(ctx context.Context, cli *CLI, s *registry.Store, file string) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	var entries []registry.Entry
+	if len(data) > 0 && firstNonSpace(data) == '[' {
+		entries, err = registry.DecodeEntries(data, file)
+	} else {
+		var e registry.Entry
+		e, err = registry.DecodeEntry(data, file)
+		entries = []registry.Entry{e}
+	}
+	if err != nil {
+		return err
+	}
+	v, changed, err := s.Apply(ctx, entries)
+	if err != nil {
+		return err
+	}
+	if len(changed) == 0 {
+		fmt.Fprintf(cli.Stdout, "unchanged: version %d\n", v)
+		return nil
+	}
+	cur := s.Current()
+	for _, name := range changed {
+		c, _ := cur.Get(name)
+		fmt.Fprintf(cli.Stdout, "stored %s %s\n", name, c.Identity)
+	}
+	fmt.Fprintf(cli.Stdout, "version %d, registry %s\n", v, cur.Registry())
+	return nil
+}
+
+func firstNonSpace(b []byte) byte {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		return c
+	}
+	return 0
+}
