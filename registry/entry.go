@@ -12,6 +12,8 @@
 package registry
 
 import (
+	"slices"
+
 	"github.com/groundgate/groundgate/hashing"
 )
 
@@ -156,4 +158,30 @@ func (e Entry) DiscoveryDigest() (hashing.Digest, error) {
 // layers): it changes whenever anything about the entry changes.
 func (e Entry) recordBytes() ([]byte, error) {
 	return hashing.Canonical(e)
+}
+
+// Clone returns a deep copy of e: nothing in it aliases e's slices or
+// pointers, so callers may edit it freely.
+func (e Entry) Clone() Entry {
+	c := e
+	c.Alg.Inputs = slices.Clone(e.Alg.Inputs)
+	c.Alg.Outputs = slices.Clone(e.Alg.Outputs)
+	if e.Alg.Params != nil {
+		c.Alg.Params = make([]Param, len(e.Alg.Params))
+		for i, p := range e.Alg.Params {
+			if p.Min != nil {
+				v := *p.Min
+				p.Min = &v
+			}
+			if p.Max != nil {
+				v := *p.Max
+				p.Max = &v
+			}
+			c.Alg.Params[i] = p // Default holds a float64 or a string: immutable
+		}
+	}
+	c.Disc.Aliases = slices.Clone(e.Disc.Aliases)
+	c.Disc.Tags = slices.Clone(e.Disc.Tags)
+	c.Disc.Examples = slices.Clone(e.Disc.Examples)
+	return c
 }

@@ -69,22 +69,33 @@ func (s *Snapshot) Registry() hashing.Digest { return s.Info.Registry }
 // callers must not modify it.
 func (s *Snapshot) Capabilities() []Capability { return s.caps }
 
-// Get returns the capability with the given canonical name.
+// Get returns a copy of the capability with the given canonical name.
 func (s *Snapshot) Get(name string) (Capability, bool) {
 	i, ok := s.byName[name]
 	if !ok {
 		return Capability{}, false
 	}
-	return s.caps[i], true
+	return s.clone(i), true
 }
 
-// ByIdentity returns the capability with the given identity.
+// ByIdentity returns a copy of the capability with the given identity.
 func (s *Snapshot) ByIdentity(id hashing.Digest) (Capability, bool) {
 	i, ok := s.byIdentity[id]
 	if !ok {
 		return Capability{}, false
 	}
-	return s.caps[i], true
+	return s.clone(i), true
+}
+
+// Has reports whether an entry with the identity exists, without copying.
+func (s *Snapshot) Has(id hashing.Digest) bool {
+	_, ok := s.byIdentity[id]
+	return ok
+}
+
+// clone keeps the snapshot immutable: callers get entries they may edit.
+func (s *Snapshot) clone(i int) Capability {
+	return Capability{Entry: s.caps[i].Entry.Clone(), Identity: s.caps[i].Identity}
 }
 
 // Identities returns every identity, in name order.

@@ -293,3 +293,35 @@ func TestVerifyDetectsCorruption(t *testing.T) {
 		t.Fatalf("after undoing the tamper: %v", err)
 	}
 }
+
+// Editing an entry obtained from a snapshot must not change the snapshot.
+func TestSnapshotEntriesAreCopies(t *testing.T) {
+	s, _ := mustOpenStore(t)
+	mustSeed(t, s, fixtureEntries(t))
+	before := exportJSON(t, s.Current())
+	c, _ := s.Current().Get("MOM_WZS")
+	c.Alg.Params[1].Default = 99.0
+	*c.Alg.Params[0].Min = 77
+	c.Disc.Aliases[0] = "changed"
+	c.Alg.Inputs[0] = "series"
+	if after := exportJSON(t, s.Current()); !bytes.Equal(before, after) {
+		t.Fatal("editing a returned entry changed the snapshot")
+	}
+	r := mustPut(t, s, c.Entry)
+	if !r.Changed || r.Capability.Identity == mustGet(t, s, 1, "MOM_WZS").Identity {
+		t.Fatalf("the edited entry was not stored as a change: %+v", r)
+	}
+}
+
+func mustGet(t testing.TB, s *Store, v uint64, name string) Capability {
+	t.Helper()
+	snap, err := s.Version(context.Background(), v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, ok := snap.Get(name)
+	if !ok {
+		t.Fatalf("no %s in version %d", name, v)
+	}
+	return c
+}

@@ -13,8 +13,8 @@ import (
 
 // FieldError names one thing wrong with one field of an entry.
 type FieldError struct {
-	Field   string // JSON path inside the entry, e.g. "alg.params[1].default"
-	Problem string
+	Field   string `json:"field"` // JSON path inside the entry, e.g. "alg.params[1].default"
+	Problem string `json:"problem"`
 }
 
 // ValidationError lists everything wrong with one entry. It wraps

@@ -35,7 +35,10 @@ type commandSpec struct {
 
 func commands() []commandSpec {
 	return []commandSpec{
+		{"serve", "run the REST server", func() command { return &serveCmd{} }},
 		{"registry", "export, verify and inspect the capability registry", func() command { return &registryCmd{} }},
+		{"discover", "discover capabilities in a prompt", func() command { return &discoverCmd{} }},
+		{"ground", "check a request against discovery evidence (the gate)", func() command { return &groundCmd{} }},
 	}
 }
 

@@ -1,0 +1,206 @@
+package discover
+
+import (
+	"strings"
+	gounicode "unicode"
+	"unicode/utf8"
+
+	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
+	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
+	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
+	"github.com/blevesearch/bleve/v2/mapping"
+	"golang.org/x/text/unicode/norm"
+)
+
+// The analysis chain, shared by the index and by every tier of the cascade:
+//
+//	NFKC → bleve "unicode" tokenizer (UAX #29 words: hyphens, spaces and
+//	punctuation separate words) → "possessive_en" (Sharpe's → Sharpe) →
+//	"to_lower" → "stemmer_en_plural" (ratios → ratio, volatilities →
+//	volatility)
+//
+// The first four steps are the fold: they turn text into the words a term
+// is reported as. The plural stemmer turns folded words into keys, which is
+// what the tiers compare: "Sharpe's", "sharpe-ratio" and "Sharpe ratios"
+// all fold to words whose key is "sharpe" / "sharpe ratio".
+//
+// The plural stemmer is deliberately light (an s-stemmer): a full stemmer
+// would make "momentum" and "moment", or "return" and "returning", one key.
+const (
+	analyzerName   = "groundgate"
+	tokenizerName  = unicode.Name
+	possessiveName = en.PossessiveName
+	lowerName      = lowercase.Name
+	pluralName     = en.PluralStemmerName
+)
+
+// maxFoldRounds bounds the re-analysis that makes folding idempotent.
+const maxFoldRounds = 4
+
+// textAnalyzer folds and keys text. It is immutable and safe for
+// concurrent use.
+type textAnalyzer struct {
+	fold analysis.Analyzer    // tokenizer, possessive, lower case
+	stem analysis.TokenFilter // plural stemmer
+	stop analysis.TokenMap    // English stop words (extraction only)
+}
+
+func newTextAnalyzer() *textAnalyzer {
+	stop := analysis.NewTokenMap()
+	// The embedded list is well-formed; LoadBytes cannot fail on it.
+	_ = stop.LoadBytes(en.EnglishStopWords)
+	return &textAnalyzer{
+		fold: &analysis.DefaultAnalyzer{
+			Tokenizer:    unicode.NewUnicodeTokenizer(),
+			TokenFilters: []analysis.TokenFilter{en.NewPossessiveFilter(), lowercase.NewLowerCaseFilter()},
+		},
+		stem: en.NewEnglishPluralStemmerFilter(),
+		stop: stop,
+	}
+}
+
+// indexMapping is the bleve mapping of the discovery index: one document
+// per entry, three text fields analysed with the chain above. Term vectors
+// are kept because the keyword tier runs phrase queries.
+func indexMapping() (*mapping.IndexMappingImpl, error) {
+	im := mapping.NewIndexMapping()
+	err := im.AddCustomAnalyzer(analyzerName, map[string]any{
+		"type":          custom.Name,
+		"tokenizer":     tokenizerName,
+		"token_filters": []any{possessiveName, lowerName, pluralName},
+	})
+	if err != nil {
+		return nil, err
+	}
+	doc := mapping.NewDocumentStaticMapping()
+	for _, f := range []string{fieldName, fieldHead, fieldDesc} {
+		fm := mapping.NewTextFieldMapping()
+		fm.Analyzer = analyzerName
+		fm.Store = false
+		fm.IncludeInAll = false
+		fm.DocValues = false
+		fm.IncludeTermVectors = true
+		doc.AddFieldMappingsAt(f, fm)
+	}
+	im.DefaultMapping = doc
+	im.DefaultAnalyzer = analyzerName
+	im.StoreDynamic = false
+	im.IndexDynamic = false
+	im.DocValuesDynamic = false
+	return im, nil
+}
+
+// pass runs the fold analyzer once over s.
+func (a *textAnalyzer) pass(s string) []string {
+	ts := a.fold.Analyze([]byte(s))
+	out := make([]string, 0, len(ts))
+	for _, t := range ts {
+		if len(t.Term) > 0 {
+			out = append(out, string(t.Term))
+		}
+	}
+	return out
+}
+
+// foldTokens returns the folded words of s: NFKC, then the fold analyzer,
+// then each word re-analysed until it is its own fold, so that folding the
+// words again gives the same words. Words that do not settle within
+// maxFoldRounds rounds are dropped.
+func (a *textAnalyzer) foldTokens(s string) []string {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	first := a.pass(norm.NFKC.String(s))
+	out := first[:0:0]
+	for _, t := range first {
+		out = a.settle(out, t, 0)
+	}
+	return out
+}
+
+func (a *textAnalyzer) settle(out []string, t string, round int) []string {
+	if plainWord(t) {
+		return append(out, t)
+	}
+	if round >= maxFoldRounds {
+		return out
+	}
+	again := a.pass(norm.NFKC.String(t))
+	if len(again) == 1 && again[0] == t {
+		return append(out, t)
+	}
+	for _, u := range again {
+		out = a.settle(out, u, round+1)
+	}
+	return out
+}
+
+// plainWord reports whether t is lower-case ASCII letters and digits,
+// which every step of the fold leaves alone.
+func plainWord(t string) bool {
+	if t == "" {
+		return false
+	}
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// stemWord returns the key of one folded word.
+func (a *textAnalyzer) stemWord(w string) string {
+	ts := a.stem.Filter(analysis.TokenStream{&analysis.Token{Term: []byte(w)}})
+	return string(ts[0].Term)
+}
+
+// keys returns the key of every folded word.
+func (a *textAnalyzer) keys(words []string) []string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = a.stemWord(w)
+	}
+	return out
+}
+
+// folded is a term or phrase in both of its forms.
+type folded struct {
+	text string   // folded words joined by single spaces: what is reported
+	keys []string // one key per word: what is compared
+}
+
+// key joins the keys: the string the tiers look up.
+func (f folded) key() string { return strings.Join(f.keys, " ") }
+
+// foldTerm folds a term or a registry phrase (name, alias, tag). Text with
+// no words keeps its symbols (Unicode category S: "+", "×", "≥") as its
+// only word, so that it can still equal an alias spelled the same way;
+// punctuation alone folds to nothing.
+func (a *textAnalyzer) foldTerm(s string) folded {
+	words := a.foldTokens(s)
+	if len(words) > 0 {
+		return folded{text: strings.Join(words, " "), keys: a.keys(words)}
+	}
+	sym := strings.Map(func(r rune) rune {
+		if gounicode.IsSymbol(r) {
+			return gounicode.ToLower(r)
+		}
+		return ' '
+	}, norm.NFKC.String(strings.ToValidUTF8(s, "\uFFFD")))
+	sym = strings.Join(strings.Fields(sym), " ")
+	if sym == "" {
+		return folded{}
+	}
+	return folded{text: sym, keys: []string{sym}}
+}
+
+// foldText folds free text (a name or description) for the index: the
+// folded words joined by single spaces, which the index analyzer turns into
+// exactly the keys of those words.
+func (a *textAnalyzer) foldText(s string) string {
+	return strings.Join(a.foldTokens(s), " ")
+}

@@ -1,0 +1,457 @@
+// Package discover turns a researcher's words into capabilities, with
+// content-addressed evidence.
+//
+// # Cascade
+//
+// Each term is matched against the live registry by the four tiers of SPEC
+// §4 — exact name, alias, tag, keyword — and the highest tier with a match
+// wins for that term. Terms are compared by key: NFKC, UAX #29 words,
+// possessives stripped, lower case, plurals stemmed, so "Sharpe's",
+// "sharpe-ratio" and "Sharpe ratios" behave like "sharpe ratio". The keyword
+// tier runs phrase queries on a bleve index of names and descriptions.
+//
+// # Inversion
+//
+// A term such as "opposite" or "other way round" is an inversion cue: it
+// surfaces the opposite of the family the nearest term discovered, as a
+// match of its own mode ("inversion", confidence 0.4). Opposites are found
+// from behavioural layers only (see docs/discovery.md).
+//
+// # Evidence
+//
+// A Result is content-addressed: its id is the SHA-256 of the RFC 8785
+// encoding of everything else. Discover stores it in bbolt (bucket
+// "discover.evidence", id → canonical bytes without the id); Lookup reads it
+// back and checks the hash; Rederive recomputes it from its terms at its
+// registry version, without storing, for evidence given inline.
+//
+// # Determinism
+//
+// A result depends only on the terms and the registry version: matches are
+// sorted (term order, tier, name), the keyword tier uses hit sets, never
+// scores, and its limits are constants. Incremental index updates and full
+// rebuilds give the same results.
+package discover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+
+	"github.com/blevesearch/bleve/v2/mapping"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/registry"
+)
+
+// Source is what discovery needs from the registry.
+type Source interface {
+	// Current returns the current version, without I/O.
+	Current() *registry.Snapshot
+	// Version returns version n, or an error wrapping registry.ErrNotFound.
+	Version(ctx context.Context, n uint64) (*registry.Snapshot, error)
+}
+
+var _ Source = (*registry.Store)(nil)
+
+// Query is the input of Discover: exactly one of a prompt and a term list.
+type Query struct {
+	// Prompt is a researcher's prompt; terms are extracted from it (see
+	// ExtractTerms).
+	Prompt string `json:"prompt,omitempty"`
+	// Terms are used as given, after folding: each is folded to its words
+	// (NFKC, UAX #29 words, possessive 's stripped, lower case) joined by
+	// single spaces, and terms folding to the same key are kept once. No
+	// stop or filler word is removed from given terms.
+	Terms []string `json:"terms,omitempty"`
+}
+
+// Options configure a Discoverer. The zero value is usable.
+type Options struct {
+	// Logger receives index events; nil discards them.
+	Logger *slog.Logger
+	// MaxPromptBytes bounds a prompt; zero means DefaultMaxPromptBytes.
+	MaxPromptBytes int
+	// MaxTerms bounds the terms of one query, given or extracted; zero
+	// means DefaultMaxTerms.
+	MaxTerms int
+}
+
+// pastIndexes is how many indexes of past versions Rederive keeps.
+const pastIndexes = 4
+
+var bucketEvidence = []byte("discover.evidence") // id → canonical result without id
+
+// Discoverer matches terms against a registry and keeps the evidence. It
+// is safe for concurrent use.
+type Discoverer struct {
+	src Source
+	db  *bolt.DB
+	log *slog.Logger
+	opt Options
+	an  *textAnalyzer
+	im  mapping.IndexMapping
+
+	mu  sync.RWMutex // guards cur and its contents
+	cur *index
+
+	pastMu sync.Mutex
+	past   []*index // most recently used last
+}
+
+// New builds the index of the current registry version and prepares the
+// evidence bucket in db, which is normally the registry's own file
+// (registry.Store.DB()).
+func New(ctx context.Context, src Source, db *bolt.DB, opt Options) (*Discoverer, error) {
+	if src == nil || db == nil {
+		return nil, errors.New("discover: New needs a source and a database")
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opt.MaxPromptBytes <= 0 {
+		opt.MaxPromptBytes = DefaultMaxPromptBytes
+	}
+	if opt.MaxTerms <= 0 {
+		opt.MaxTerms = DefaultMaxTerms
+	}
+	im, err := indexMapping()
+	if err != nil {
+		return nil, fmt.Errorf("discover: index mapping: %w", err)
+	}
+	d := &Discoverer{src: src, db: db, log: opt.Logger, opt: opt, an: newTextAnalyzer(), im: im}
+	if !db.IsReadOnly() {
+		err := db.Update(func(tx *bolt.Tx) error {
+			_, err := tx.CreateBucketIfNotExists(bucketEvidence)
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("discover: create evidence bucket: %w", err)
+		}
+	}
+	snap := src.Current()
+	d.cur, err = buildIndex(ctx, d.an, d.im, snap)
+	if err != nil {
+		return nil, err
+	}
+	d.log.LogAttrs(ctx, slog.LevelDebug, "discovery index built",
+		slog.Uint64("version", snap.Version()), slog.Int("entries", len(snap.Capabilities())))
+	return d, nil
+}
+
+// Close releases the indexes. The database is not closed.
+func (d *Discoverer) Close() error {
+	d.mu.Lock()
+	if d.cur != nil {
+		d.cur.close()
+		d.cur = nil
+	}
+	d.mu.Unlock()
+	d.pastMu.Lock()
+	for _, x := range d.past {
+		x.close()
+	}
+	d.past = nil
+	d.pastMu.Unlock()
+	return nil
+}
+
+// Discover matches the query against the current registry version, stores
+// the evidence record (storing the same record twice is a no-op) and
+// returns it. The index is brought up to the current version first, so the
+// version reported is the one matched against.
+func (d *Discoverer) Discover(ctx context.Context, q Query) (Result, error) {
+	res, canon, err := d.discover(ctx, q)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := d.store(ctx, res.ID, canon); err != nil {
+		return Result{}, err
+	}
+	return res, nil
+}
+
+func (d *Discoverer) discover(ctx context.Context, q Query) (Result, []byte, error) {
+	switch {
+	case q.Prompt == "" && len(q.Terms) == 0:
+		return Result{}, nil, fmt.Errorf("%w: give a prompt or terms", ErrBadQuery)
+	case q.Prompt != "" && len(q.Terms) > 0:
+		return Result{}, nil, fmt.Errorf("%w: give a prompt or terms, not both", ErrBadQuery)
+	}
+	var terms []folded
+	if len(q.Terms) > 0 {
+		var err error
+		if terms, err = normaliseTerms(d.an, q.Terms, d.opt.MaxTerms); err != nil {
+			return Result{}, nil, err
+		}
+	}
+	x, unlock, err := d.current(ctx)
+	if err != nil {
+		return Result{}, nil, err
+	}
+	defer unlock()
+	if q.Prompt != "" {
+		words, err := extractTerms(q.Prompt, x.vocab, d.opt.MaxPromptBytes, d.opt.MaxTerms)
+		if err != nil {
+			return Result{}, nil, err
+		}
+		// Extracted terms are folded already; folding them again only
+		// computes their keys.
+		if terms, err = normaliseTerms(d.an, words, d.opt.MaxTerms); err != nil {
+			return Result{}, nil, err
+		}
+	}
+	res, err := x.match(ctx, terms)
+	if err != nil {
+		return Result{}, nil, err
+	}
+	canon, err := res.seal()
+	if err != nil {
+		return Result{}, nil, err
+	}
+	return res, canon, nil
+}
+
+// current returns the index of the current registry version, read-locked;
+// the caller calls unlock when done with it.
+func (d *Discoverer) current(ctx context.Context) (*index, func(), error) {
+	snap := d.src.Current()
+	d.mu.RLock()
+	if d.cur == nil {
+		d.mu.RUnlock()
+		return nil, nil, errors.New("discover: discoverer is closed")
+	}
+	if d.cur.version() == snap.Version() {
+		return d.cur, d.mu.RUnlock, nil
+	}
+	d.mu.RUnlock()
+
+	d.mu.Lock()
+	if d.cur == nil {
+		d.mu.Unlock()
+		return nil, nil, errors.New("discover: discoverer is closed")
+	}
+	if err := d.advance(ctx, d.src.Current()); err != nil {
+		d.mu.Unlock()
+		return nil, nil, err
+	}
+	// Match under the write lock: the index now reflects a version at
+	// least as new as the one the caller saw.
+	return d.cur, d.mu.Unlock, nil
+}
+
+// advance brings the current index to snap. Callers hold d.mu.
+func (d *Discoverer) advance(ctx context.Context, snap *registry.Snapshot) error {
+	x := d.cur
+	if x.version() == snap.Version() {
+		return nil
+	}
+	if x.canUpdateTo(snap) {
+		err := x.update(ctx, snap)
+		if err == nil {
+			d.log.LogAttrs(ctx, slog.LevelDebug, "discovery index updated",
+				slog.Uint64("version", snap.Version()), slog.Int("changed", len(snap.Info.Change.Names)))
+			return nil
+		}
+		if ctx.Err() != nil {
+			// The index may be half updated: rebuild it next time.
+			d.cur, err = d.rebuildAfterFailure(x)
+			return errors.Join(ctx.Err(), err)
+		}
+		d.log.LogAttrs(ctx, slog.LevelWarn, "discovery index update failed; rebuilding", slog.Any("error", err))
+	}
+	nx, err := buildIndex(ctx, d.an, d.im, snap)
+	if err != nil {
+		return err
+	}
+	x.close()
+	d.cur = nx
+	d.log.LogAttrs(ctx, slog.LevelDebug, "discovery index rebuilt",
+		slog.Uint64("version", snap.Version()), slog.Int("entries", len(snap.Capabilities())))
+	return nil
+}
+
+// rebuildAfterFailure rebuilds the index of the version x was at before a
+// cancelled update left it inconsistent.
+func (d *Discoverer) rebuildAfterFailure(x *index) (*index, error) {
+	prev, err := d.src.Version(context.Background(), x.version())
+	if err == nil {
+		var nx *index
+		if nx, err = buildIndex(context.Background(), d.an, d.im, prev); err == nil {
+			x.close()
+			return nx, nil
+		}
+	}
+	// Keep a usable index of some version: the next call rebuilds it for
+	// the current version because canUpdateTo refuses it.
+	x.updates = compactAfter
+	return x, err
+}
+
+// Rederive matches terms (already extracted, as listed in a Result) against
+// registry version `version`, without storing anything. For the terms and
+// version of a Result that Discover produced it returns the identical
+// Result. A version that does not exist gives an error wrapping
+// registry.ErrNotFound.
+func (d *Discoverer) Rederive(ctx context.Context, terms []string, version uint64) (Result, error) {
+	fs, err := normaliseTerms(d.an, terms, d.opt.MaxTerms)
+	if err != nil {
+		return Result{}, err
+	}
+	if len(fs) == 0 {
+		return Result{}, fmt.Errorf("%w: no terms", ErrBadQuery)
+	}
+	var res Result
+	for attempt := 0; ; attempt++ {
+		res, err = d.rederive(ctx, fs, version)
+		if !errors.Is(err, errIndexClosed) || attempt > 2 {
+			break
+		}
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	if _, err := res.seal(); err != nil {
+		return Result{}, err
+	}
+	return res, nil
+}
+
+func (d *Discoverer) rederive(ctx context.Context, fs []folded, version uint64) (Result, error) {
+	d.mu.RLock()
+	if d.cur != nil && d.cur.version() == version {
+		defer d.mu.RUnlock()
+		return d.cur.match(ctx, fs)
+	}
+	d.mu.RUnlock()
+	x, err := d.pastIndex(ctx, version)
+	if err != nil {
+		return Result{}, err
+	}
+	x.use.RLock()
+	defer x.use.RUnlock()
+	if x.bl == nil {
+		return Result{}, errIndexClosed
+	}
+	return x.match(ctx, fs)
+}
+
+// pastIndex returns a cached index of version n, building it if needed.
+func (d *Discoverer) pastIndex(ctx context.Context, n uint64) (*index, error) {
+	d.pastMu.Lock()
+	for i, x := range d.past {
+		if x.version() == n {
+			d.past = append(append(d.past[:i:i], d.past[i+1:]...), x)
+			d.pastMu.Unlock()
+			return x, nil
+		}
+	}
+	d.pastMu.Unlock()
+
+	snap, err := d.src.Version(ctx, n)
+	if err != nil {
+		return nil, fmt.Errorf("discover: registry version %d: %w", n, err)
+	}
+	x, err := buildIndex(ctx, d.an, d.im, snap)
+	if err != nil {
+		return nil, err
+	}
+	d.pastMu.Lock()
+	defer d.pastMu.Unlock()
+	for _, y := range d.past {
+		if y.version() == n { // built concurrently: keep the first
+			go x.close()
+			return y, nil
+		}
+	}
+	d.past = append(d.past, x)
+	if len(d.past) > pastIndexes {
+		old := d.past[0]
+		d.past = d.past[1:]
+		go old.close() // waits for readers
+	}
+	return x, nil
+}
+
+// store writes an evidence record unless it is there already.
+func (d *Discoverer) store(ctx context.Context, id hashing.Digest, canon []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	key := id.Key()
+	var have bool
+	err := d.db.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(bucketEvidence); b != nil {
+			have = b.Get(key) != nil
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("discover: read evidence: %w", err)
+	}
+	if have {
+		return nil
+	}
+	if d.db.IsReadOnly() {
+		d.log.LogAttrs(ctx, slog.LevelDebug, "read-only database: evidence not stored", slog.String("id", id.String()))
+		return nil
+	}
+	err = d.db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(bucketEvidence)
+		if err != nil {
+			return err
+		}
+		if b.Get(key) != nil {
+			return nil
+		}
+		return b.Put(key, canon)
+	})
+	if err != nil {
+		return fmt.Errorf("discover: store evidence %s: %w", id, err)
+	}
+	return nil
+}
+
+// Lookup returns the stored evidence record id. It returns an error
+// wrapping ErrNotFound when there is none, and ErrCorrupt when the stored
+// bytes no longer hash to id or do not decode.
+func (d *Discoverer) Lookup(ctx context.Context, id hashing.Digest) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	if id.Algorithm() != hashing.SHA256 {
+		return Result{}, fmt.Errorf("discover: evidence %s: %w", id, ErrNotFound)
+	}
+	var raw []byte
+	err := d.db.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(bucketEvidence); b != nil {
+			if v := b.Get(id.Key()); v != nil {
+				raw = append([]byte(nil), v...)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Result{}, fmt.Errorf("discover: read evidence: %w", err)
+	}
+	if raw == nil {
+		return Result{}, fmt.Errorf("discover: evidence %s: %w", id, ErrNotFound)
+	}
+	if got := hashing.SumSHA256(raw); got != id {
+		return Result{}, fmt.Errorf("discover: evidence %s: stored bytes hash to %s: %w", id, got, ErrCorrupt)
+	}
+	var b body
+	if err := hashing.DecodeStrict(raw, &b); err != nil {
+		return Result{}, fmt.Errorf("discover: evidence %s: %v: %w", id, err, ErrCorrupt)
+	}
+	res := Result{ID: id, Registry: b.Registry, Version: b.Version, Terms: b.Terms, Matches: b.Matches, Unresolved: b.Unresolved, OK: b.OK}
+	if canon, err := res.Canonical(); err != nil || hashing.SumSHA256(canon) != id {
+		return Result{}, fmt.Errorf("discover: evidence %s does not re-encode to its bytes: %w", id, ErrCorrupt)
+	}
+	res.Terms, res.Matches, res.Unresolved = nonNil(res.Terms), nonNil(res.Matches), nonNil(res.Unresolved)
+	return res, nil
+}

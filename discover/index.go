@@ -1,0 +1,457 @@
+package discover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/mapping"
+	"github.com/blevesearch/bleve/v2/search/query"
+
+	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/registry"
+)
+
+// Fields of a bleve document. There is one document per entry that is not
+// deprecated, keyed by the entry's name.
+const (
+	fieldName = "name" // the name with '_' read as a space: MOM_WZS → "mom wzs"
+	fieldHead = "head" // the description's lead clause (see descriptionHead)
+	fieldDesc = "desc" // the whole description
+)
+
+// Keyword-tier limits (see docs/discovery.md). They shape results, so they
+// are constants: evidence must re-derive identically on any server.
+const (
+	// keywordLeadMax: a term found in the name or description head of more
+	// entries than this is too generic to be evidence for any of them.
+	keywordLeadMax = 5
+	// keywordBodyMax: a term found only deeper in descriptions is evidence
+	// only when it singles out this many entries (one).
+	keywordBodyMax = 1
+	// keywordMinWords: a term needs this many words to be looked up inside
+	// names and descriptions (steps 2 and 3); a single word only matches
+	// by definition (step 1).
+	keywordMinWords = 2
+	// headMaxWords bounds a description head.
+	headMaxWords = 8
+	// batchSize is the number of documents per bleve batch.
+	batchSize = 2000
+	// compactAfter is the number of incremental updates after which the
+	// index is rebuilt: each update adds an in-memory segment, and queries
+	// visit every segment.
+	compactAfter = 64
+)
+
+// entryInfo is what the index keeps about one entry.
+type entryInfo struct {
+	name       string
+	kind       registry.Kind
+	deprecated bool
+	capability hashing.Digest
+	disc       hashing.Digest
+	orient     registry.Orientation
+
+	exactKey string
+	defKeys  []string // keys of the name read as words and of the description head
+	aliases  []string // keys
+	tags     []string // keys
+	phrases  []string // keys added to the vocabulary
+
+	// Inversion (families only): the canonical expression, the expressions
+	// obtained by removing one (neg …), and a digest of the other layers
+	// that must be equal between opposites.
+	expr    string
+	unwraps []string
+	shape   hashing.Digest
+}
+
+// index is the discovery index of one registry version: a bleve index for
+// the keyword tier, lookup maps for the equality tiers, the vocabulary, and
+// the expression maps of the inversion rule. An index is either the
+// Discoverer's current one (mutated only under the Discoverer's write lock)
+// or a cached past version (never mutated).
+type index struct {
+	an   *textAnalyzer
+	snap *registry.Snapshot
+	bl   bleve.Index
+
+	entries map[string]*entryInfo
+	exact   map[string][]string // key → sorted names
+	alias   map[string][]string
+	tag     map[string][]string
+	defined map[string][]string // name-as-words or description head → sorted names
+	vocab   *Vocabulary
+	phrases map[string]int // reference counts behind vocab.phrases
+
+	exprs   map[string][]string // canonical expr → family names
+	unwraps map[string][]string // unwrapped expr → family names
+
+	updates int // incremental updates since the last build
+
+	// use guards closing a cached index while a Rederive reads it.
+	use sync.RWMutex
+}
+
+// buildIndex indexes every entry of snap.
+func buildIndex(ctx context.Context, an *textAnalyzer, im mapping.IndexMapping, snap *registry.Snapshot) (*index, error) {
+	bl, err := bleve.NewUsing("", im, scorch.Name, scorch.Name, nil)
+	if err != nil {
+		return nil, fmt.Errorf("discover: create index: %w", err)
+	}
+	caps := snap.Capabilities()
+	x := &index{
+		an:      an,
+		snap:    snap,
+		bl:      bl,
+		entries: make(map[string]*entryInfo, len(caps)),
+		exact:   make(map[string][]string, len(caps)),
+		alias:   make(map[string][]string, len(caps)),
+		tag:     make(map[string][]string, len(caps)/4),
+		defined: make(map[string][]string, 2*len(caps)),
+		vocab:   newVocabulary(an, nil),
+		phrases: make(map[string]int, 3*len(caps)),
+		exprs:   map[string][]string{},
+		unwraps: map[string][]string{},
+	}
+	batch := bl.NewBatch()
+	for i := range caps {
+		if i%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				bl.Close()
+				return nil, err
+			}
+		}
+		info, doc, err := x.describe(caps[i])
+		if err != nil {
+			bl.Close()
+			return nil, err
+		}
+		x.add(info)
+		if doc != nil {
+			if err := batch.Index(info.name, doc); err != nil {
+				bl.Close()
+				return nil, fmt.Errorf("discover: index %q: %w", info.name, err)
+			}
+		}
+		if batch.Size() >= batchSize {
+			if err := bl.Batch(batch); err != nil {
+				bl.Close()
+				return nil, fmt.Errorf("discover: index batch: %w", err)
+			}
+			batch = bl.NewBatch()
+		}
+	}
+	if batch.Size() > 0 {
+		if err := bl.Batch(batch); err != nil {
+			bl.Close()
+			return nil, fmt.Errorf("discover: index batch: %w", err)
+		}
+	}
+	return x, nil
+}
+
+func (x *index) close() {
+	x.use.Lock()
+	defer x.use.Unlock()
+	if x.bl != nil {
+		x.bl.Close()
+		x.bl = nil
+	}
+}
+
+// version returns the registry version the index reflects.
+func (x *index) version() uint64 { return x.snap.Version() }
+
+// canUpdateTo reports whether next can be reached by re-indexing the names
+// its version changed.
+func (x *index) canUpdateTo(next *registry.Snapshot) bool {
+	return next.Info.Parent == x.version() && next.Version() > x.version() && x.updates < compactAfter
+}
+
+// update re-indexes the names next's version changed. On error the index
+// is in an unknown state and must be discarded.
+func (x *index) update(ctx context.Context, next *registry.Snapshot) error {
+	batch := x.bl.NewBatch()
+	for _, name := range next.Info.Change.Names {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if old, ok := x.entries[name]; ok {
+			x.remove(old)
+			batch.Delete(name)
+		}
+		c, ok := next.Get(name)
+		if !ok {
+			continue
+		}
+		info, doc, err := x.describe(c)
+		if err != nil {
+			return err
+		}
+		x.add(info)
+		if doc != nil {
+			if err := batch.Index(name, doc); err != nil {
+				return fmt.Errorf("discover: index %q: %w", name, err)
+			}
+		}
+	}
+	if err := x.bl.Batch(batch); err != nil {
+		return fmt.Errorf("discover: index batch: %w", err)
+	}
+	x.snap = next
+	x.updates++
+	return nil
+}
+
+// describe computes what the index keeps about c, and its bleve document
+// (nil for a deprecated entry, which only its exact name finds).
+func (x *index) describe(c registry.Capability) (*entryInfo, map[string]any, error) {
+	disc, err := c.DiscoveryDigest()
+	if err != nil {
+		return nil, nil, fmt.Errorf("discover: disc digest of %q: %w", c.Name, err)
+	}
+	an := x.an
+	info := &entryInfo{
+		name:       c.Name,
+		kind:       c.Kind,
+		deprecated: c.Disc.Deprecated,
+		capability: c.Identity,
+		disc:       disc,
+		orient:     c.Sem.Orientation,
+	}
+	nameF := an.foldTerm(c.Name)
+	info.exactKey = nameF.key()
+	info.phrases = append(info.phrases, info.exactKey)
+	if !info.deprecated {
+		for _, a := range c.Disc.Aliases {
+			if k := an.foldTerm(a).key(); k != "" {
+				info.aliases = appendUnique(info.aliases, k)
+				info.phrases = append(info.phrases, k)
+			}
+		}
+		for _, t := range c.Disc.Tags {
+			if k := an.foldTerm(t).key(); k != "" {
+				info.tags = appendUnique(info.tags, k)
+				info.phrases = append(info.phrases, k)
+			}
+		}
+	}
+	if c.Kind == registry.KindFamily && !info.deprecated {
+		if tree, err := parseExpr(c.Impl.Expr); err == nil {
+			info.expr = tree.String()
+			info.unwraps = unwrapNeg(tree)
+			shape, err := hashing.SHA256Of(struct {
+				Kind   registry.Kind      `json:"kind"`
+				Alg    registry.Algebraic `json:"alg"`
+				Engine string             `json:"engine"`
+				IR     registry.IR        `json:"ir"`
+				Sem    registry.Semantic  `json:"sem"`
+			}{c.Kind, c.Alg, c.Impl.Engine, c.Impl.IR, withoutOrientation(c.Sem)})
+			if err != nil {
+				return nil, nil, fmt.Errorf("discover: shape of %q: %w", c.Name, err)
+			}
+			info.shape = shape
+		}
+	}
+	if info.deprecated {
+		return info, nil, nil
+	}
+	parts := an.foldTerm(strings.ReplaceAll(c.Name, "_", " "))
+	head := an.foldTerm(descriptionHead(c.Disc.Description))
+	head.keys = firstN(head.keys, headMaxWords)
+	for _, f := range []folded{parts, head} {
+		if k := f.key(); k != "" {
+			info.defKeys = appendUnique(info.defKeys, k)
+			info.phrases = append(info.phrases, k)
+		}
+	}
+	doc := map[string]any{
+		fieldName: strings.Join(an.foldTokens(strings.ReplaceAll(c.Name, "_", " ")), " "),
+		fieldHead: strings.Join(firstN(an.foldTokens(descriptionHead(c.Disc.Description)), headMaxWords), " "),
+		fieldDesc: an.foldText(c.Disc.Description),
+	}
+	return info, doc, nil
+}
+
+func withoutOrientation(s registry.Semantic) registry.Semantic {
+	s.Orientation = ""
+	return s
+}
+
+func appendUnique(s []string, v string) []string {
+	if slices.Contains(s, v) {
+		return s
+	}
+	return append(s, v)
+}
+
+func firstN(s []string, n int) []string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// descriptionHead returns the lead clause of a description: the text up to
+// its first colon, semicolon, dash, opening parenthesis, or sentence end.
+// Descriptions say what a capability is before they say how it works
+// ("Log returns: ln x_t − ln x_p …"), so a term found there names it.
+func descriptionHead(d string) string {
+	cut := len(d)
+	for _, sep := range []string{":", ";", " — ", " – ", " - ", "(", ". ", ".\n", "! ", "? "} {
+		if i := strings.Index(d, sep); i >= 0 && i < cut {
+			cut = i
+		}
+	}
+	return strings.TrimSuffix(d[:cut], ".")
+}
+
+func (x *index) add(e *entryInfo) {
+	x.entries[e.name] = e
+	x.exact[e.exactKey] = insertSorted(x.exact[e.exactKey], e.name)
+	for _, k := range e.aliases {
+		x.alias[k] = insertSorted(x.alias[k], e.name)
+	}
+	for _, k := range e.tags {
+		x.tag[k] = insertSorted(x.tag[k], e.name)
+	}
+	for _, k := range e.defKeys {
+		x.defined[k] = insertSorted(x.defined[k], e.name)
+	}
+	for _, p := range e.phrases {
+		x.phrases[p]++
+		x.vocab.addKey(p)
+	}
+	if e.expr != "" {
+		x.exprs[e.expr] = insertSorted(x.exprs[e.expr], e.name)
+		for _, u := range e.unwraps {
+			x.unwraps[u] = insertSorted(x.unwraps[u], e.name)
+		}
+	}
+}
+
+func (x *index) remove(e *entryInfo) {
+	delete(x.entries, e.name)
+	removeFrom(x.exact, e.exactKey, e.name)
+	for _, k := range e.aliases {
+		removeFrom(x.alias, k, e.name)
+	}
+	for _, k := range e.tags {
+		removeFrom(x.tag, k, e.name)
+	}
+	for _, k := range e.defKeys {
+		removeFrom(x.defined, k, e.name)
+	}
+	for _, p := range e.phrases {
+		if x.phrases[p]--; x.phrases[p] <= 0 {
+			delete(x.phrases, p)
+			if !x.vocab.cues[p] {
+				delete(x.vocab.phrases, p)
+			}
+		}
+	}
+	if e.expr != "" {
+		removeFrom(x.exprs, e.expr, e.name)
+		for _, u := range e.unwraps {
+			removeFrom(x.unwraps, u, e.name)
+		}
+	}
+}
+
+func insertSorted(s []string, v string) []string {
+	i, found := slices.BinarySearch(s, v)
+	if found {
+		return s
+	}
+	return slices.Insert(s, i, v)
+}
+
+func removeFrom(m map[string][]string, k, v string) {
+	s := m[k]
+	i, found := slices.BinarySearch(s, v)
+	if !found {
+		return
+	}
+	s = slices.Delete(slices.Clone(s), i, i+1)
+	if len(s) == 0 {
+		delete(m, k)
+		return
+	}
+	m[k] = s
+}
+
+// keyword runs the fourth tier for a term; see docs/discovery.md. It
+// returns the matching names, sorted. In order, the first step with hits
+// decides:
+//
+//  1. defined: the term is an entry's name read as words (MOM_WZS → "mom
+//     wzs") or the whole head of its description ("Log returns: …");
+//  2. lead (terms of two or more words): the term occurs in an entry's name
+//     or description head;
+//  3. body (terms of two or more words): the term occurs in a description.
+//
+// A step with more hits than its limit (keywordLeadMax, keywordLeadMax,
+// keywordBodyMax) ends the tier with no match: the term is too generic to
+// be evidence for any one entry.
+func (x *index) keyword(ctx context.Context, t folded) ([]string, error) {
+	if n := x.defined[t.key()]; len(n) > 0 {
+		if len(n) > keywordLeadMax {
+			return nil, nil
+		}
+		return n, nil
+	}
+	if len(t.keys) < keywordMinWords {
+		return nil, nil
+	}
+	lead, total, err := x.search(ctx, query.NewDisjunctionQuery([]query.Query{
+		phraseQuery(t.keys, fieldName), phraseQuery(t.keys, fieldHead),
+	}), keywordLeadMax)
+	if err != nil || total > keywordLeadMax {
+		return nil, err
+	}
+	if total > 0 {
+		return lead, nil
+	}
+	body, total, err := x.search(ctx, phraseQuery(t.keys, fieldDesc), keywordBodyMax)
+	if err != nil || total > keywordBodyMax {
+		return nil, err
+	}
+	return body, nil
+}
+
+func phraseQuery(keys []string, field string) query.Query {
+	if len(keys) == 1 {
+		q := query.NewTermQuery(keys[0])
+		q.SetField(field)
+		return q
+	}
+	return query.NewPhraseQuery(keys, field)
+}
+
+// search returns the ids of up to limit hits, sorted, and the total
+// number of hits. Which hits come back when there are more than limit is
+// up to bleve; callers only use them when total <= limit.
+func (x *index) search(ctx context.Context, q query.Query, limit int) ([]string, uint64, error) {
+	req := bleve.NewSearchRequestOptions(q, limit+1, 0, false)
+	req.Score = "none"
+	res, err := x.bl.SearchInContext(ctx, req)
+	if err != nil {
+		return nil, 0, fmt.Errorf("discover: keyword search: %w", err)
+	}
+	ids := make([]string, 0, len(res.Hits))
+	for _, h := range res.Hits {
+		ids = append(ids, h.ID)
+	}
+	slices.Sort(ids)
+	return ids, res.Total, nil
+}
+
+// errIndexClosed is returned when a cached index was evicted while in use;
+// callers rebuild.
+var errIndexClosed = errors.New("discover: index closed")

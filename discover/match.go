@@ -1,0 +1,194 @@
+package discover
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/groundgate/groundgate/registry"
+)
+
+// normaliseTerms folds given terms: each must be valid UTF-8, at most
+// MaxTermBytes, and fold to something; terms with the same key are listed
+// once (the first spelling wins).
+func normaliseTerms(an *textAnalyzer, terms []string, maxTerms int) ([]folded, error) {
+	if len(terms) > maxTerms {
+		return nil, fmt.Errorf("%w: %d terms, the limit is %d", ErrBadQuery, len(terms), maxTerms)
+	}
+	out := make([]folded, 0, len(terms))
+	seen := make(map[string]bool, len(terms))
+	for i, t := range terms {
+		switch {
+		case !utf8.ValidString(t):
+			return nil, fmt.Errorf("%w: term %d is not valid UTF-8", ErrBadQuery, i)
+		case len(t) > MaxTermBytes:
+			return nil, fmt.Errorf("%w: term %d is %d bytes, the limit is %d", ErrBadQuery, i, len(t), MaxTermBytes)
+		}
+		f := an.foldTerm(t)
+		if f.text == "" {
+			return nil, fmt.Errorf("%w: term %d (%q) is empty once folded", ErrBadQuery, i, clip(t))
+		}
+		k := f.key()
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+func clip(s string) string {
+	const n = 40
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// termMatch is the outcome of the cascade for one term.
+type termMatch struct {
+	mode  Mode
+	names []string // sorted
+	cue   bool     // an inversion cue that named nothing itself
+}
+
+// match runs the cascade for every term against x and assembles the
+// result (without its id). The caller holds whatever lock protects x.
+func (x *index) match(ctx context.Context, terms []folded) (Result, error) {
+	res := Result{
+		Registry:   x.snap.Registry(),
+		Version:    x.snap.Version(),
+		Terms:      make([]string, len(terms)),
+		Matches:    []Match{},
+		Unresolved: []string{},
+	}
+	tms := make([]termMatch, len(terms))
+	for i, t := range terms {
+		res.Terms[i] = t.text
+		tm, err := x.cascade(ctx, t)
+		if err != nil {
+			return Result{}, err
+		}
+		tms[i] = tm
+	}
+
+	// Inversion: each cue inverts the families matched by the nearest
+	// terms (in term order) that matched a family; ties invert both.
+	inverted := make([][]Match, len(terms))
+	for i, tm := range tms {
+		if !tm.cue {
+			continue
+		}
+		best := -1
+		var near []int
+		for j, other := range tms {
+			if j == i || other.cue || !x.hasFamily(other) {
+				continue
+			}
+			d := j - i
+			if d < 0 {
+				d = -d
+			}
+			switch {
+			case best < 0 || d < best:
+				best, near = d, []int{j}
+			case d == best:
+				near = append(near, j)
+			}
+		}
+		seen := map[string]bool{}
+		for _, j := range near {
+			for _, fam := range tms[j].names {
+				f := x.entries[fam]
+				if f.kind != registry.KindFamily {
+					continue
+				}
+				for _, opp := range x.opposites(f) {
+					if seen[opp] {
+						continue
+					}
+					seen[opp] = true
+					m := x.newMatch(terms[i].text, opp, ModeInversion)
+					m.Inverts = fam
+					inverted[i] = append(inverted[i], m)
+				}
+			}
+		}
+		slices.SortFunc(inverted[i], func(a, b Match) int { return strings.Compare(a.Name, b.Name) })
+	}
+
+	var family, metric bool
+	for i, tm := range tms {
+		ms := inverted[i]
+		if !tm.cue {
+			ms = make([]Match, 0, len(tm.names))
+			for _, n := range tm.names {
+				ms = append(ms, x.newMatch(terms[i].text, n, tm.mode))
+			}
+		}
+		if len(ms) == 0 {
+			res.Unresolved = append(res.Unresolved, terms[i].text)
+			continue
+		}
+		for _, m := range ms {
+			family = family || m.Kind == registry.KindFamily
+			metric = metric || m.Kind == registry.KindMetric
+		}
+		res.Matches = append(res.Matches, ms...)
+	}
+	res.OK = family && metric
+	return res, nil
+}
+
+func (x *index) hasFamily(tm termMatch) bool {
+	for _, n := range tm.names {
+		if x.entries[n].kind == registry.KindFamily {
+			return true
+		}
+	}
+	return false
+}
+
+func (x *index) newMatch(term, name string, mode Mode) Match {
+	e := x.entries[name]
+	return Match{
+		Term:       term,
+		Name:       name,
+		Kind:       e.kind,
+		Mode:       mode,
+		Confidence: mode.confidence(),
+		Capability: e.capability,
+		Disc:       e.disc,
+	}
+}
+
+// cascade matches one term: exact, then alias, then tag, then keyword; the
+// first tier with a match wins. An inversion cue that no equality tier
+// matches skips the keyword tier and is marked as a cue.
+func (x *index) cascade(ctx context.Context, t folded) (termMatch, error) {
+	k := t.key()
+	if n := x.exact[k]; len(n) > 0 {
+		return termMatch{mode: ModeExact, names: n}, nil
+	}
+	if n := x.alias[k]; len(n) > 0 {
+		return termMatch{mode: ModeAlias, names: n}, nil
+	}
+	if n := x.tag[k]; len(n) > 0 {
+		return termMatch{mode: ModeTag, names: n}, nil
+	}
+	if x.vocab.isCue(t) {
+		return termMatch{cue: true}, nil
+	}
+	n, err := x.keyword(ctx, t)
+	if err != nil {
+		return termMatch{}, err
+	}
+	return termMatch{mode: ModeKeyword, names: n}, nil
+}

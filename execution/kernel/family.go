@@ -1,0 +1,220 @@
+package kernel
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/groundgate/groundgate/execution/frame"
+)
+
+// Families lists the family names RunFamily knows, in DOMAIN.md order.
+func Families() []string { return []string{"MOM_WZS", "MOM_REV", "CARRY", "VOL_TGT"} }
+
+// Params are a family's parameters. The JSON names are DOMAIN.md's.
+type Params struct {
+	Window     int     `json:"window"`      // signal window w_s, ≥ 2 (unused by VOL_TGT)
+	RiskWindow int     `json:"risk_window"` // w_r, ≥ 2
+	Leverage   float64 `json:"leverage"`    // cap L on |weight|, > 0
+	TargetVol  float64 `json:"target_vol"`  // τ, annualised, > 0
+	Lag        int     `json:"lag"`         // execution lag in rows, ≥ 1
+	Front      string  `json:"front"`       // CARRY: the front contract column, traded
+	Next       string  `json:"next"`        // CARRY: the next contract column
+}
+
+// DefaultParams returns DOMAIN.md's defaults: risk window 60, leverage 1,
+// target volatility 0.10, lag 1, front C1, next C2. Window has no default
+// and is left 0; set it before running a family that uses it.
+func DefaultParams() Params {
+	return Params{RiskWindow: 60, Leverage: 1, TargetVol: 0.10, Lag: 1, Front: "C1", Next: "C2"}
+}
+
+// validate checks the parameters Backtest uses.
+func (p Params) validate() error {
+	switch {
+	case p.RiskWindow < 2:
+		return fmt.Errorf("kernel: risk_window %d: %w: must be ≥ 2", p.RiskWindow, ErrParam)
+	case !(p.Leverage > 0) || math.IsInf(p.Leverage, 0):
+		return fmt.Errorf("kernel: leverage %g: %w: must be finite and > 0", p.Leverage, ErrParam)
+	case !(p.TargetVol > 0) || math.IsInf(p.TargetVol, 0):
+		return fmt.Errorf("kernel: target_vol %g: %w: must be finite and > 0", p.TargetVol, ErrParam)
+	case p.Lag < 1:
+		return fmt.Errorf("kernel: lag %d: %w: must be ≥ 1", p.Lag, ErrParam)
+	}
+	return nil
+}
+
+func (p Params) validateWindow() error {
+	if p.Window < 2 {
+		return fmt.Errorf("kernel: window %d: %w: must be ≥ 2", p.Window, ErrParam)
+	}
+	return nil
+}
+
+// Result is the output of a family run. Every series is row-aligned with
+// the frame.
+type Result struct {
+	Assets  []string    // the traded columns, in frame order
+	Weights [][]float64 // Weights[a][t]: asset a's weight decided on row t
+	PnL     []float64   // the portfolio P&L (log return) per row
+}
+
+// Backtest is the machinery shared by the families. prices[a] is asset a's
+// traded price series and signals[a] its signal sig; all must have the same
+// length. It returns each asset's weights and the portfolio P&L (see the
+// package documentation); Result.Assets is left nil for the caller to name.
+func Backtest(prices, signals [][]float64, p Params) (Result, error) {
+	if err := p.validate(); err != nil {
+		return Result{}, err
+	}
+	if len(prices) == 0 {
+		return Result{}, fmt.Errorf("kernel: backtest: no asset: %w", ErrColumn)
+	}
+	if len(signals) != len(prices) {
+		return Result{}, fmt.Errorf("kernel: backtest: %d signals for %d assets: %w", len(signals), len(prices), ErrLength)
+	}
+	n := len(prices[0])
+	for a := range prices {
+		if len(prices[a]) != n || len(signals[a]) != n {
+			return Result{}, fmt.Errorf("kernel: backtest: asset %d: %d prices and %d signals for %d rows: %w",
+				a, len(prices[a]), len(signals[a]), n, ErrLength)
+		}
+	}
+	weights := make([][]float64, len(prices))
+	sum := make([]float64, n)
+	count := make([]int, n)
+	for a, price := range prices {
+		r := Dlog(price)
+		vol := trailingVol(r, p.RiskWindow)
+		sig := signals[a]
+		w := nas(n)
+		for t := range w {
+			if isNA(sig[t]) || isNA(vol[t]) || vol[t] == 0 {
+				continue
+			}
+			w[t] = clip1(sig[t]*p.TargetVol/vol[t], -p.Leverage, p.Leverage)
+		}
+		for t := p.Lag; t < n; t++ {
+			if isNA(w[t-p.Lag]) || isNA(r[t]) {
+				continue
+			}
+			sum[t] += float64(w[t-p.Lag] * r[t]) // explicit conversion: no FMA
+			count[t]++
+		}
+		weights[a] = w
+	}
+	pnl := nas(n)
+	for t := range pnl {
+		if count[t] > 0 {
+			pnl[t] = sum[t] / float64(count[t])
+		}
+	}
+	return Result{Weights: weights, PnL: pnl}, nil
+}
+
+// backtestNamed runs Backtest and names the assets.
+func backtestNamed(assets []string, prices, signals [][]float64, p Params) (Result, error) {
+	res, err := Backtest(prices, signals, p)
+	if err != nil {
+		return Result{}, err
+	}
+	res.Assets = append([]string(nil), assets...)
+	return res, nil
+}
+
+// columns returns every column of f, checking there is at least one.
+func columns(f *frame.Frame) ([][]float64, error) {
+	if f.Width() == 0 {
+		return nil, fmt.Errorf("kernel: the frame has no column: %w", ErrColumn)
+	}
+	cols := make([][]float64, f.Width())
+	for j := range cols {
+		cols[j] = f.Column(j)
+	}
+	return cols, nil
+}
+
+// momentumSignal is clip(wzs(cs0(dlog(price)), w), −1, 1).
+func momentumSignal(price []float64, w int) []float64 {
+	z, _ := Wzs(Cs0(Dlog(price)), w) // w validated by the caller
+	return clip(z, -1, 1)
+}
+
+func momentum(f *frame.Frame, p Params, reverse bool) (Result, error) {
+	if err := p.validateWindow(); err != nil {
+		return Result{}, err
+	}
+	prices, err := columns(f)
+	if err != nil {
+		return Result{}, err
+	}
+	signals := make([][]float64, len(prices))
+	for a, price := range prices {
+		signals[a] = momentumSignal(price, p.Window)
+		if reverse {
+			signals[a] = Neg(signals[a])
+		}
+	}
+	return backtestNamed(f.Names(), prices, signals, p)
+}
+
+// MomWZS runs MOM_WZS on every column of f: sig = clip(wzs(cs0(r), w_s),
+// −1, 1), long what has been rising.
+func MomWZS(f *frame.Frame, p Params) (Result, error) { return momentum(f, p, false) }
+
+// MomRev runs MOM_REV on every column of f: sig = −clip(wzs(cs0(r), w_s),
+// −1, 1), the same machinery as MOM_WZS with the opposite bet.
+func MomRev(f *frame.Frame, p Params) (Result, error) { return momentum(f, p, true) }
+
+// Carry runs CARRY: sig = clip(wzs(c, w_s), −1, 1) with the roll yield
+// c = ln F_front − ln F_next, traded on the front column.
+func Carry(f *frame.Frame, p Params) (Result, error) {
+	if err := p.validateWindow(); err != nil {
+		return Result{}, err
+	}
+	if p.Front == p.Next {
+		return Result{}, fmt.Errorf("kernel: carry: front and next are both %q: %w", p.Front, ErrParam)
+	}
+	front, ok := f.Lookup(p.Front)
+	if !ok {
+		return Result{}, fmt.Errorf("kernel: carry: front column %q: %w", p.Front, ErrColumn)
+	}
+	next, ok := f.Lookup(p.Next)
+	if !ok {
+		return Result{}, fmt.Errorf("kernel: carry: next column %q: %w", p.Next, ErrColumn)
+	}
+	c, _ := Sub(Log(front), Log(next)) // same frame: same length
+	z, _ := Wzs(c, p.Window)
+	return backtestNamed([]string{p.Front}, [][]float64{front}, [][]float64{clip(z, -1, 1)}, p)
+}
+
+// VolTgt runs VOL_TGT on every column of f: sig = +1 on every row, long,
+// sized to the target volatility.
+func VolTgt(f *frame.Frame, p Params) (Result, error) {
+	prices, err := columns(f)
+	if err != nil {
+		return Result{}, err
+	}
+	signals := make([][]float64, len(prices))
+	for a := range signals {
+		signals[a] = make([]float64, f.Len())
+		for t := range signals[a] {
+			signals[a][t] = 1
+		}
+	}
+	return backtestNamed(f.Names(), prices, signals, p)
+}
+
+// RunFamily runs the named family (ErrUnknown for another name).
+func RunFamily(name string, f *frame.Frame, p Params) (Result, error) {
+	switch name {
+	case "MOM_WZS":
+		return MomWZS(f, p)
+	case "MOM_REV":
+		return MomRev(f, p)
+	case "CARRY":
+		return Carry(f, p)
+	case "VOL_TGT":
+		return VolTgt(f, p)
+	}
+	return Result{}, fmt.Errorf("kernel: family %q: %w", name, ErrUnknown)
+}

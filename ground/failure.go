@@ -1,0 +1,34 @@
+package ground
+
+// Code is a failure code from the paper's taxonomy (docs/failures.md).
+type Code string
+
+// The codes the gate reports. F6 belongs to the executor's risk filter; the
+// gate uses F7 for evidence the registry has since drifted away from and F8
+// for evidence whose provenance cannot be established.
+const (
+	F1 Code = "F1" // malformed request
+	F2 Code = "F2" // name not in the registry (hallucinated)
+	F3 Code = "F3" // family exists but was not discovered (valid but unwarranted)
+	F4 Code = "F4" // metric exists but was not discovered (metric swap)
+	F5 Code = "F5" // partially grounded: one field grounded, another not
+	F6 Code = "F6" // parameter nonsense (risk filter)
+	F7 Code = "F7" // registry drift: evidence names an identity no longer in the registry
+	F8 Code = "F8" // provenance gap: evidence forged, altered, foreign or unknown
+)
+
+// Failure is one failing field of a proposal.
+type Failure struct {
+	// Field is the failing field: "family", "metric", "params.window",
+	// "data", "request" (the document as a whole) or "discovery".
+	Field string `json:"field"`
+	Code  Code   `json:"code"`
+	// Codes holds Code and, when the request is partially grounded, F5.
+	Codes  []Code `json:"codes"`
+	Value  string `json:"value,omitempty"`
+	Detail string `json:"detail"`
+}
+
+func fail(field string, code Code, value, detail string) Failure {
+	return Failure{Field: field, Code: code, Codes: []Code{code}, Value: clip(value), Detail: detail}
+}

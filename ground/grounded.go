@@ -1,0 +1,49 @@
+package ground
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/groundgate/groundgate/hashing"
+)
+
+// Grounded is an admitted request: the executor's only input. Its fields
+// are unexported, so outside this package it can only be obtained from
+// Gate.Ground or Gate.Load — the wall, enforced by the compiler. It carries
+// the exact request Γ decided on; the executor runs that value.
+type Grounded struct {
+	id  hashing.Digest
+	rec Record
+}
+
+func newGrounded(id hashing.Digest, rec Record) *Grounded {
+	return &Grounded{id: id, rec: rec}
+}
+
+// Valid reports whether g was made by the gate (a zero Grounded is not).
+func (g *Grounded) Valid() bool {
+	return g != nil && !g.id.IsZero() && g.rec.Decision.Admitted && g.rec.Discovery != nil
+}
+
+// ID is the grounding record's id.
+func (g *Grounded) ID() hashing.Digest { return g.id }
+
+// Request returns a copy of the admitted request.
+func (g *Grounded) Request() Request {
+	r := g.rec.Request
+	r.Params = maps.Clone(r.Params)
+	for k, p := range r.Params {
+		p.Values = slices.Clone(p.Values)
+		r.Params[k] = p
+	}
+	return r
+}
+
+// Discovery is the id of the evidence that grounded the request.
+func (g *Grounded) Discovery() hashing.Digest { return *g.rec.Discovery }
+
+// RegistryVersion is the registry version the request was admitted at.
+func (g *Grounded) RegistryVersion() uint64 { return g.rec.RegistryVersion }
+
+// Registry is the registry hash the request was admitted at.
+func (g *Grounded) Registry() hashing.Digest { return g.rec.Registry }

@@ -1,0 +1,265 @@
+// Package ground is the grounding gate Γ: it admits a proposed request only
+// when every capability it names was discovered from the researcher's own
+// words, and the evidence for that is genuine.
+//
+// Γ is an ordered chain of admission checks that all write into one
+// decision record. Only this package can construct a Grounded value, the
+// executor's sole input: a bare Request never executes.
+package ground
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/groundgate/groundgate/hashing"
+)
+
+// Request is a proposed pipeline (the paper's FPR): a strategy family, a
+// scoring metric, parameters and a data source.
+type Request struct {
+	Family string `json:"family"`
+	Metric string `json:"metric"`
+	// Params maps a parameter name to a scalar or a list; lists span a grid.
+	Params map[string]Param `json:"params"`
+	Data   string           `json:"data"`
+}
+
+// Limits on a request, so that a hostile proposal cannot make the server
+// expand an enormous grid or hold huge strings.
+const (
+	MaxParams     = 32
+	MaxListLen    = 64
+	MaxStringLen  = 256
+	MaxNameLen    = 64
+	MaxGridPoints = 4096
+)
+
+// Scalar is one parameter value: a finite number or a string.
+type Scalar struct {
+	num   float64
+	str   string
+	isStr bool
+}
+
+// Number returns a numeric scalar.
+func Number(v float64) Scalar { return Scalar{num: v} }
+
+// String returns a string scalar.
+func String(s string) Scalar { return Scalar{str: s, isStr: true} }
+
+// IsString reports whether s holds a string.
+func (s Scalar) IsString() bool { return s.isStr }
+
+// Float returns the numeric value (0 for strings).
+func (s Scalar) Float() float64 { return s.num }
+
+// Text returns the string value ("" for numbers).
+func (s Scalar) Text() string { return s.str }
+
+// MarshalJSON writes a number or a string.
+func (s Scalar) MarshalJSON() ([]byte, error) {
+	if s.isStr {
+		return json.Marshal(s.str)
+	}
+	return json.Marshal(s.num)
+}
+
+func (s Scalar) String() string {
+	if s.isStr {
+		return fmt.Sprintf("%q", s.str)
+	}
+	return fmt.Sprint(s.num)
+}
+
+// Param is a request parameter: one scalar, or a list of them.
+type Param struct {
+	Values []Scalar
+	List   bool
+}
+
+// MarshalJSON writes a scalar or a list, as it was given.
+func (p Param) MarshalJSON() ([]byte, error) {
+	if p.List {
+		return json.Marshal(p.Values)
+	}
+	return json.Marshal(p.Values[0])
+}
+
+// UnmarshalJSON accepts a finite number, a string, or a non-empty list of
+// them; anything else (null, booleans, objects, nested lists) is refused.
+func (p *Param) UnmarshalJSON(b []byte) error {
+	var raw any
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	scalar := func(v any) (Scalar, error) {
+		switch x := v.(type) {
+		case float64:
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return Scalar{}, fmt.Errorf("not a finite number")
+			}
+			return Number(x), nil
+		case string:
+			if len(x) > MaxStringLen {
+				return Scalar{}, fmt.Errorf("string longer than %d bytes", MaxStringLen)
+			}
+			return String(x), nil
+		case nil:
+			return Scalar{}, fmt.Errorf("null is not a parameter value")
+		default:
+			return Scalar{}, fmt.Errorf("want a number, a string or a list of them, got %s", jsonKind(v))
+		}
+	}
+	if list, ok := raw.([]any); ok {
+		if len(list) == 0 {
+			return fmt.Errorf("an empty list spans no grid")
+		}
+		if len(list) > MaxListLen {
+			return fmt.Errorf("list of %d values, at most %d", len(list), MaxListLen)
+		}
+		*p = Param{List: true, Values: make([]Scalar, len(list))}
+		for i, v := range list {
+			s, err := scalar(v)
+			if err != nil {
+				return fmt.Errorf("element %d: %w", i, err)
+			}
+			p.Values[i] = s
+		}
+		return nil
+	}
+	s, err := scalar(raw)
+	if err != nil {
+		return err
+	}
+	*p = Param{Values: []Scalar{s}}
+	return nil
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case bool:
+		return "a boolean"
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "a list"
+	default:
+		return fmt.Sprintf("%T", v)
+	}
+}
+
+// ParamNames returns the request's parameter names, sorted.
+func (r Request) ParamNames() []string {
+	names := make([]string, 0, len(r.Params))
+	for n := range r.Params {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Canonical returns the request's RFC 8785 bytes: the one form that is
+// hashed, stored and executed.
+func (r Request) Canonical() ([]byte, error) {
+	if r.Params == nil {
+		r.Params = map[string]Param{}
+	}
+	return hashing.Canonical(r)
+}
+
+// Hash is the request layer digest: SHA-256 of JCS(request).
+func (r Request) Hash() (hashing.Digest, error) {
+	b, err := r.Canonical()
+	if err != nil {
+		return hashing.Digest{}, err
+	}
+	return hashing.SumSHA256(b), nil
+}
+
+// DecodeRequest strictly decodes a request. Every problem is returned as
+// an F1 failure naming the field; the request is usable only when the
+// returned failures are empty.
+func DecodeRequest(data []byte) (Request, []Failure) {
+	r := Request{Params: map[string]Param{}}
+	if len(data) == 0 {
+		return r, []Failure{fail("request", F1, "", "the request is missing")}
+	}
+	// Decode field by field so one bad field does not hide the others.
+	var raw map[string]json.RawMessage
+	if err := hashing.DecodeStrict(data, &raw); err != nil {
+		return r, []Failure{fail("request", F1, "", "not a JSON object: "+err.Error())}
+	}
+	var fails []Failure
+	known := map[string]bool{"family": true, "metric": true, "params": true, "data": true}
+	for _, k := range sortedKeys(raw) {
+		if !known[k] {
+			fails = append(fails, fail("request."+k, F1, "", fmt.Sprintf("unknown field %q (a request has family, metric, params and data)", clip(k))))
+		}
+	}
+	str := func(key string, dst *string) {
+		v, ok := raw[key]
+		if !ok {
+			fails = append(fails, fail(key, F1, "", key+" is missing"))
+			return
+		}
+		if err := json.Unmarshal(v, dst); err != nil {
+			fails = append(fails, fail(key, F1, "", key+" must be a string"))
+			return
+		}
+		switch {
+		case strings.TrimSpace(*dst) == "":
+			fails = append(fails, fail(key, F1, "", key+" is empty"))
+		case len(*dst) > MaxStringLen:
+			fails = append(fails, fail(key, F1, "", fmt.Sprintf("%s is longer than %d bytes", key, MaxStringLen)))
+		}
+	}
+	str("family", &r.Family)
+	str("metric", &r.Metric)
+	str("data", &r.Data)
+	r.Params = map[string]Param{}
+	if v, ok := raw["params"]; ok && string(v) != "null" {
+		var ps map[string]json.RawMessage
+		if err := json.Unmarshal(v, &ps); err != nil {
+			fails = append(fails, fail("params", F1, "", "params must be an object of name → value or list"))
+		} else if len(ps) > MaxParams {
+			fails = append(fails, fail("params", F1, "", fmt.Sprintf("%d parameters, at most %d", len(ps), MaxParams)))
+		} else {
+			points := 1
+			for _, name := range sortedKeys(ps) {
+				var p Param
+				if err := json.Unmarshal(ps[name], &p); err != nil {
+					fails = append(fails, fail("params."+clip(name), F1, "", err.Error()))
+					continue
+				}
+				r.Params[name] = p
+				points *= len(p.Values)
+				if points > MaxGridPoints {
+					points = MaxGridPoints + 1
+				}
+			}
+			if points > MaxGridPoints {
+				fails = append(fails, fail("params", F1, "", fmt.Sprintf("the grid spans more than %d morphisms", MaxGridPoints)))
+			}
+		}
+	}
+	return r, fails
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func clip(s string) string {
+	if len(s) > MaxNameLen {
+		return s[:MaxNameLen] + "…"
+	}
+	return s
+}

@@ -1,0 +1,205 @@
+// Package server is groundgate's REST API on echo: the registry, discovery
+// and the grounding gate (SPEC §7). Handlers decode strictly, call the
+// domain packages, and leave every error to one problem+json mapping.
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/groundgate/groundgate/discover"
+	"github.com/groundgate/groundgate/ground"
+	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/registry"
+)
+
+// Registry is what the server needs from the registry store.
+type Registry interface {
+	Current() *registry.Snapshot
+	Version(ctx context.Context, n uint64) (*registry.Snapshot, error)
+	History(ctx context.Context) ([]registry.VersionInfo, error)
+	Put(ctx context.Context, e registry.Entry) (registry.PutResult, error)
+}
+
+// Discoverer is what the server needs from discovery.
+type Discoverer interface {
+	Discover(ctx context.Context, q discover.Query) (discover.Result, error)
+	Lookup(ctx context.Context, id hashing.Digest) (discover.Result, error)
+}
+
+// Gate is what the server needs from Γ.
+type Gate interface {
+	Ground(ctx context.Context, p ground.Proposal) (ground.Outcome, error)
+	Record(ctx context.Context, id hashing.Digest) (ground.Record, error)
+}
+
+var (
+	_ Registry   = (*registry.Store)(nil)
+	_ Discoverer = (*discover.Discoverer)(nil)
+	_ Gate       = (*ground.Gate)(nil)
+)
+
+// Config holds the server's settings.
+type Config struct {
+	// AdminToken authorises registry writes; empty refuses every write.
+	AdminToken string
+	// BodyLimit bounds request bodies in bytes (default 1 MiB).
+	BodyLimit int64
+	// Logger receives access and error logs (discarded when nil).
+	Logger *slog.Logger
+}
+
+// Server is the HTTP API. Build it with New and serve Handler().
+type Server struct {
+	reg   Registry
+	disc  Discoverer
+	gate  Gate
+	cfg   Config
+	log   *slog.Logger
+	echo  *echo.Echo
+	reqs  *prometheus.CounterVec
+	lat   *prometheus.HistogramVec
+	gates *prometheus.CounterVec
+}
+
+// New wires the routes.
+func New(reg Registry, disc Discoverer, gate Gate, cfg Config) *Server {
+	if cfg.BodyLimit <= 0 {
+		cfg.BodyLimit = 1 << 20
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	s := &Server{reg: reg, disc: disc, gate: gate, cfg: cfg, log: cfg.Logger}
+
+	promReg := prometheus.NewRegistry()
+	promReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	s.reqs = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "groundgate_http_requests_total", Help: "HTTP requests by route, method and status.",
+	}, []string{"route", "method", "status"})
+	s.lat = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "groundgate_http_request_duration_seconds", Help: "HTTP request latency by route.",
+		Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1},
+	}, []string{"route"})
+	s.gates = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "groundgate_gate_decisions_total", Help: "Grounding decisions by outcome.",
+	}, []string{"admitted"})
+	promReg.MustRegister(s.reqs, s.lat, s.gates)
+
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = s.errorHandler
+	e.Use(middleware.RequestID())
+	e.Use(s.accessLog)
+	e.Use(middleware.Recover())
+	e.Use(s.limitBody)
+
+	e.GET("/healthz", s.healthz)
+	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(promReg, promhttp.HandlerOpts{})))
+	e.GET("/openapi.json", s.openapi)
+
+	v1 := e.Group("/v1")
+	v1.GET("/registry", s.getRegistry)
+	v1.GET("/registry/history", s.getHistory)
+	v1.GET("/registry/capabilities/:name", s.getCapability)
+	v1.PUT("/registry/capabilities/:name", s.putCapability, s.requireAdmin)
+	v1.GET("/registry/versions/:n", s.getVersion)
+	v1.POST("/discover", s.postDiscover)
+	v1.GET("/discoveries/:id", s.getDiscovery)
+	v1.POST("/ground", s.postGround)
+	v1.GET("/groundings/:id", s.getGrounding)
+	s.echo = e
+	return s
+}
+
+// Handler returns the server's http.Handler.
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// Echo exposes the router so that later stages (executions) can add
+// routes with the same middleware and error mapping.
+func (s *Server) Echo() *echo.Echo { return s.echo }
+
+// accessLog writes one structured line per request and feeds the metrics.
+func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		if err != nil {
+			c.Error(err) // write the problem now so the status is known
+		}
+		dur := time.Since(start)
+		route := c.Path()
+		if route == "" {
+			route = "unmatched"
+		}
+		status := c.Response().Status
+		s.reqs.WithLabelValues(route, c.Request().Method, http.StatusText(status)).Inc()
+		s.lat.WithLabelValues(route).Observe(dur.Seconds())
+		s.log.LogAttrs(c.Request().Context(), slog.LevelInfo, "http",
+			slog.String("request_id", c.Response().Header().Get(echo.HeaderXRequestID)),
+			slog.String("method", c.Request().Method),
+			slog.String("path", c.Request().URL.Path),
+			slog.String("route", route),
+			slog.Int("status", status),
+			slog.Int64("bytes", c.Response().Size),
+			slog.Duration("duration", dur),
+			slog.String("remote", c.RealIP()))
+		return nil
+	}
+}
+
+// limitBody caps the body and refuses non-JSON media types on writes.
+func (s *Server) limitBody(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		if r.ContentLength > s.cfg.BodyLimit {
+			return newError(http.StatusRequestEntityTooLarge, ptTooLarge, "the body is %d bytes; the limit is %d", r.ContentLength, s.cfg.BodyLimit)
+		}
+		r.Body = http.MaxBytesReader(c.Response(), r.Body, s.cfg.BodyLimit)
+		if r.Method == http.MethodPost || r.Method == http.MethodPut {
+			if ct := r.Header.Get(echo.HeaderContentType); ct != "" {
+				mt, _, err := mime.ParseMediaType(ct)
+				if err != nil || !(mt == "application/json" || strings.HasSuffix(mt, "+json")) {
+					return newError(http.StatusUnsupportedMediaType, ptMediaType, "Content-Type %q: send application/json", ct)
+				}
+			}
+		}
+		return next(c)
+	}
+}
+
+// requireAdmin checks the bearer token in constant time. With no token
+// configured every write is refused.
+func (s *Server) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if s.cfg.AdminToken == "" {
+			return newError(http.StatusForbidden, ptWritesOff, "this server has no admin token configured (set GROUNDGATE_ADMIN_TOKEN), so every registry write is refused")
+		}
+		auth := c.Request().Header.Get(echo.HeaderAuthorization)
+		token, ok := strings.CutPrefix(auth, "Bearer ")
+		// Compare digests so that neither content nor length leaks in timing.
+		got, want := sha256.Sum256([]byte(token)), sha256.Sum256([]byte(s.cfg.AdminToken))
+		if !ok || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+			return newError(http.StatusUnauthorized, ptUnauthorized, "registry writes need Authorization: Bearer <admin token>")
+		}
+		return next(c)
+	}
+}
+
+func (s *Server) healthz(c echo.Context) error {
+	cur := s.reg.Current()
+	return c.JSON(http.StatusOK, map[string]any{"status": "ok", "version": cur.Version(), "registry": cur.Registry()})
+}
