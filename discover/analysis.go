@@ -9,6 +9,7 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/custom"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
 	"github.com/blevesearch/bleve/v2/analysis/token/lowercase"
+	"github.com/blevesearch/bleve/v2/analysis/token/shingle"
 	"github.com/blevesearch/bleve/v2/analysis/tokenizer/unicode"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"golang.org/x/text/unicode/norm"
@@ -30,6 +31,8 @@ import (
 // would make "momentum" and "moment", or "return" and "returning", one key.
 const (
 	analyzerName   = "groundgate"
+	bigramName     = "groundgate_bigrams"
+	shingleName    = "groundgate_shingle2"
 	tokenizerName  = unicode.Name
 	possessiveName = en.PossessiveName
 	lowerName      = lowercase.Name
@@ -62,8 +65,12 @@ func newTextAnalyzer() *textAnalyzer {
 }
 
 // indexMapping is the bleve mapping of the discovery index: one document
-// per entry, three text fields analysed with the chain above. Term vectors
-// are kept because the keyword tier runs phrase queries.
+// per entry, three text fields analysed with the chain above followed by a
+// shingle filter that indexes each pair of adjacent keys as one term
+// ("sharpe ratio"). The keyword tier only looks up terms of two or more
+// words inside texts, so a two-word term is one term query and a longer
+// one a phrase query over its pairs: short posting lists even when every
+// word is common. Term vectors are kept for the phrase queries.
 func indexMapping() (*mapping.IndexMappingImpl, error) {
 	im := mapping.NewIndexMapping()
 	err := im.AddCustomAnalyzer(analyzerName, map[string]any{
@@ -74,10 +81,24 @@ func indexMapping() (*mapping.IndexMappingImpl, error) {
 	if err != nil {
 		return nil, err
 	}
+	err = im.AddCustomTokenFilter(shingleName, map[string]any{
+		"type": shingle.Name, "min": 2.0, "max": 2.0, "output_original": false, "separator": " ",
+	})
+	if err != nil {
+		return nil, err
+	}
+	err = im.AddCustomAnalyzer(bigramName, map[string]any{
+		"type":          custom.Name,
+		"tokenizer":     tokenizerName,
+		"token_filters": []any{possessiveName, lowerName, pluralName, shingleName},
+	})
+	if err != nil {
+		return nil, err
+	}
 	doc := mapping.NewDocumentStaticMapping()
 	for _, f := range []string{fieldName, fieldHead, fieldDesc} {
 		fm := mapping.NewTextFieldMapping()
-		fm.Analyzer = analyzerName
+		fm.Analyzer = bigramName
 		fm.Store = false
 		fm.IncludeInAll = false
 		fm.DocValues = false

@@ -105,7 +105,9 @@ type Discoverer struct {
 
 // New builds the index of the current registry version and prepares the
 // evidence bucket in db, which is normally the registry's own file
-// (registry.Store.DB()).
+// (registry.Store.DB()). The bleve text index is filled in the background;
+// only keyword look-ups inside names and descriptions wait for it. Close
+// releases the indexes.
 func New(ctx context.Context, src Source, db *bolt.DB, opt Options) (*Discoverer, error) {
 	if src == nil || db == nil {
 		return nil, errors.New("discover: New needs a source and a database")

@@ -360,17 +360,36 @@ func TestEvidence(t *testing.T) {
 		t.Errorf("Rederive at version 99: %v", err)
 	}
 	// Corrupt the stored bytes: Lookup refuses them.
+	var good []byte
 	err = s.DB().Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketEvidence)
-		v := append([]byte(nil), b.Get(r.ID.Key())...)
-		v = bytes.Replace(v, []byte(`"MOM_REV"`), []byte(`"MOM_WZS"`), 1)
-		return b.Put(r.ID.Key(), v)
+		good = append([]byte(nil), b.Get(r.ID.Key())...)
+		return b.Put(r.ID.Key(), bytes.Replace(good, []byte(`"MOM_REV"`), []byte(`"MOM_WZS"`), 1))
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := d.Lookup(ctx, r.ID); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("Lookup(corrupt) = %v", err)
+	}
+	// Bytes that hash to their key but are not a result are corrupt too.
+	junk := []byte(`{"not":"a result"}`)
+	junkID := hashing.SumSHA256(junk)
+	err = s.DB().Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketEvidence)
+		if err := b.Put(junkID.Key(), junk); err != nil {
+			return err
+		}
+		return b.Put(r.ID.Key(), good)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Lookup(ctx, junkID); !errors.Is(err, ErrCorrupt) {
+		t.Errorf("Lookup(junk) = %v", err)
+	}
+	if _, err := d.Lookup(ctx, r.ID); err != nil {
+		t.Errorf("Lookup after repair: %v", err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package discover
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
@@ -111,6 +112,7 @@ func TestIndexAnalyzerAgrees(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := im.AnalyzerNamed(analyzerName)
+	bi := im.AnalyzerNamed(bigramName)
 	an := newTextAnalyzer()
 	s, _ := mustOpenStore(t)
 	var texts []string
@@ -130,6 +132,23 @@ func TestIndexAnalyzerAgrees(t *testing.T) {
 		if !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
 			t.Errorf("%q: index analyzer %q, keys %q", text, got, want)
 		}
+		// The indexed fields hold each pair of adjacent keys, at
+		// consecutive positions, so phrase queries over pairs work.
+		var pairs []string
+		for i, tok := range bi.Analyze([]byte(strings.Join(words, " "))) {
+			pairs = append(pairs, string(tok.Term))
+			if tok.Position != i+1 {
+				t.Errorf("%q: pair %d at position %d", text, i, tok.Position)
+			}
+		}
+		for i := range pairs {
+			if want := want[i] + " " + want[i+1]; pairs[i] != want {
+				t.Errorf("%q: pair %d is %q, want %q", text, i, pairs[i], want)
+			}
+		}
+		if len(want) > 1 && len(pairs) != len(want)-1 {
+			t.Errorf("%q: %d pairs for %d keys", text, len(pairs), len(want))
+		}
 	}
 }
 
@@ -141,6 +160,8 @@ func FuzzExtractTerms(f *testing.F) {
 		"x's's ½ ﬁ İ \u0301a",
 		"\x00\xff",
 		strings.Repeat("mean reversion ", 100),
+		strings.Repeat("Sharpe's x-y ", DefaultMaxPromptBytes/len("Sharpe's x-y ")),
+		strings.Repeat("Sharpe's x-y ", DefaultMaxPromptBytes/len("Sharpe's x-y ")+1),
 	} {
 		f.Add(s)
 	}
@@ -188,10 +209,60 @@ func FuzzFoldTerm(f *testing.F) {
 		if len(s) > MaxTermBytes*4 {
 			return
 		}
+		start := time.Now()
 		a := an.foldTerm(s)
 		b := an.foldTerm(a.text)
+		if d := time.Since(start); d > time.Second {
+			t.Fatalf("folding %d bytes took %v", len(s), d)
+		}
 		if a.text != b.text || a.key() != b.key() {
 			t.Fatalf("fold(%q) = %q/%q, again %q/%q", s, a.text, a.key(), b.text, b.key())
+		}
+	})
+}
+
+// FuzzDiscover: any prompt either is refused with ErrBadQuery or gives a
+// result that re-derives to the same bytes from its own terms.
+func FuzzDiscover(f *testing.F) {
+	for _, p := range []string{
+		"Momentum on crude oil, but the other way round; judge it by Sharpe's ratio.",
+		"log returns z-score trend carry mean-reversion",
+		"pairs trading with a 60-day window",
+		"\xff",
+	} {
+		f.Add(p)
+	}
+	s, _ := mustOpenStore(f)
+	d := mustNew(f, s)
+	ctx := context.Background()
+	version := s.Current().Version()
+	f.Fuzz(func(t *testing.T, prompt string) {
+		d.mu.RLock()
+		vocab := d.cur.vocab
+		terms, err := ExtractTerms(prompt, vocab)
+		d.mu.RUnlock()
+		if err != nil {
+			if !errors.Is(err, ErrBadQuery) {
+				t.Fatal(err)
+			}
+			return
+		}
+		if len(terms) == 0 {
+			return
+		}
+		a, err := d.Rederive(ctx, terms, version)
+		if err != nil {
+			t.Fatalf("Rederive(%q): %v", terms, err)
+		}
+		b, err := d.Rederive(ctx, a.Terms, version)
+		if err != nil {
+			t.Fatalf("Rederive(%q): %v", a.Terms, err)
+		}
+		if a.ID != b.ID || !slices.Equal(a.Terms, terms) {
+			t.Fatalf("%q: results differ on re-derivation", prompt)
+		}
+		if len(a.Matches)+len(a.Unresolved) < len(a.Terms) {
+			t.Fatalf("%q: a term is neither matched nor unresolved", prompt)
 		}
 	})
 }

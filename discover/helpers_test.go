@@ -2,23 +2,19 @@ package discover
 
 import (
 	"context"
-	"os"
+	"errors"
 	"path/filepath"
 	"testing"
 
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/registry"
 )
 
 // catalog returns the built-in catalog the tests seed with.
 func catalog(t testing.TB) []registry.Entry {
 	t.Helper()
-	if dir := os.Getenv("GG_DEV_CATALOG"); dir != "" { // TEMPORARY
-		es, err := registry.LoadCatalog(os.DirFS(dir), ".")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return es
-	}
 	es, err := registry.BuiltinCatalog()
 	if err != nil {
 		t.Fatalf("built-in catalog: %v", err)
@@ -27,7 +23,8 @@ func catalog(t testing.TB) []registry.Entry {
 }
 
 // mustOpenStore opens a registry in a temporary bbolt file, seeded with
-// the built-in catalog.
+// the built-in catalog. At cleanup it checks that every stored evidence
+// record still hashes to its key.
 func mustOpenStore(t testing.TB) (*registry.Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "gg.db")
@@ -39,8 +36,32 @@ func mustOpenStore(t testing.TB) (*registry.Store, string) {
 		s.Close()
 		t.Fatalf("seed: %v", err)
 	}
-	t.Cleanup(func() { s.Close() })
+	t.Cleanup(func() {
+		checkEvidence(t, s)
+		s.Close()
+	})
 	return s, path
+}
+
+// checkEvidence re-hashes every evidence record in the store's file. Tests
+// that corrupt a record on purpose put it back first.
+func checkEvidence(t testing.TB, s *registry.Store) {
+	t.Helper()
+	err := s.DB().View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketEvidence)
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error {
+			if got := hashing.SumSHA256(v).String(); got != string(k) {
+				t.Errorf("evidence %s hashes to %s", k, got)
+			}
+			return nil
+		})
+	})
+	if err != nil && !errors.Is(err, bolt.ErrDatabaseNotOpen) {
+		t.Errorf("check evidence: %v", err)
+	}
 }
 
 // mustNew builds a Discoverer over s and closes it at cleanup.

@@ -36,7 +36,8 @@ const (
 	keywordBodyMax = 1
 	// keywordMinWords: a term needs this many words to be looked up inside
 	// names and descriptions (steps 2 and 3); a single word only matches
-	// by definition (step 1).
+	// by definition (step 1). The index holds word pairs, so this cannot
+	// be lowered without indexing single words too.
 	keywordMinWords = 2
 	// headMaxWords bounds a description head.
 	headMaxWords = 8
@@ -54,8 +55,14 @@ type entryInfo struct {
 	kind       registry.Kind
 	deprecated bool
 	capability hashing.Digest
-	disc       hashing.Digest
 	orient     registry.Orientation
+
+	// discLayer is hashed into disc on first use: most entries are never
+	// matched, and hashing every one would slow index builds.
+	discLayer registry.Discovery
+	discOnce  sync.Once
+	disc      hashing.Digest
+	discErr   error
 
 	exactKey string
 	defKeys  []string // keys of the name read as words and of the description head
@@ -94,21 +101,26 @@ type index struct {
 
 	updates int // incremental updates since the last build
 
+	// The bleve index is filled in the background: ready is closed when
+	// that is done, textErr then says whether it failed, stop cancels it.
+	ready   chan struct{}
+	textErr error
+	stop    context.CancelFunc
+
 	// use guards closing a cached index while a Rederive reads it.
 	use sync.RWMutex
 }
 
-// buildIndex indexes every entry of snap.
+// buildIndex indexes every entry of snap. The maps of the equality tiers,
+// the vocabulary and the inversion rule are built before it returns; the
+// bleve index, which only the keyword tier's look-ups inside texts need,
+// is built in the background (see waitText), so that starting on a large
+// registry is not held up by it.
 func buildIndex(ctx context.Context, an *textAnalyzer, im mapping.IndexMapping, snap *registry.Snapshot) (*index, error) {
-	bl, err := bleve.NewUsing("", im, scorch.Name, scorch.Name, nil)
-	if err != nil {
-		return nil, fmt.Errorf("discover: create index: %w", err)
-	}
 	caps := snap.Capabilities()
 	x := &index{
 		an:      an,
 		snap:    snap,
-		bl:      bl,
 		entries: make(map[string]*entryInfo, len(caps)),
 		exact:   make(map[string][]string, len(caps)),
 		alias:   make(map[string][]string, len(caps)),
@@ -118,51 +130,85 @@ func buildIndex(ctx context.Context, an *textAnalyzer, im mapping.IndexMapping, 
 		phrases: make(map[string]int, 3*len(caps)),
 		exprs:   map[string][]string{},
 		unwraps: map[string][]string{},
+		ready:   make(chan struct{}),
 	}
-	batch := bl.NewBatch()
 	for i := range caps {
 		if i%256 == 0 {
 			if err := ctx.Err(); err != nil {
-				bl.Close()
 				return nil, err
 			}
 		}
-		info, doc, err := x.describe(caps[i])
+		info, err := x.describe(caps[i])
 		if err != nil {
-			bl.Close()
 			return nil, err
 		}
 		x.add(info)
-		if doc != nil {
-			if err := batch.Index(info.name, doc); err != nil {
-				bl.Close()
-				return nil, fmt.Errorf("discover: index %q: %w", info.name, err)
+	}
+	bl, err := bleve.NewUsing("", im, scorch.Name, scorch.Name, nil)
+	if err != nil {
+		return nil, fmt.Errorf("discover: create index: %w", err)
+	}
+	x.bl = bl
+	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	x.stop = cancel
+	go func() {
+		defer close(x.ready)
+		x.textErr = x.indexTexts(bctx, caps)
+	}()
+	return x, nil
+}
+
+// indexTexts adds every entry that is not deprecated to the bleve index.
+func (x *index) indexTexts(ctx context.Context, caps []registry.Capability) error {
+	batch := x.bl.NewBatch()
+	for i := range caps {
+		if i%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
 			}
 		}
+		if caps[i].Disc.Deprecated {
+			continue
+		}
+		if err := batch.Index(caps[i].Name, x.document(caps[i])); err != nil {
+			return fmt.Errorf("discover: index %q: %w", caps[i].Name, err)
+		}
 		if batch.Size() >= batchSize {
-			if err := bl.Batch(batch); err != nil {
-				bl.Close()
-				return nil, fmt.Errorf("discover: index batch: %w", err)
+			if err := x.bl.Batch(batch); err != nil {
+				return fmt.Errorf("discover: index batch: %w", err)
 			}
-			batch = bl.NewBatch()
+			batch = x.bl.NewBatch()
 		}
 	}
 	if batch.Size() > 0 {
-		if err := bl.Batch(batch); err != nil {
-			bl.Close()
-			return nil, fmt.Errorf("discover: index batch: %w", err)
+		if err := x.bl.Batch(batch); err != nil {
+			return fmt.Errorf("discover: index batch: %w", err)
 		}
 	}
-	return x, nil
+	return nil
+}
+
+// waitText waits until the bleve index holds every entry of the index's
+// version, and reports whether building it failed.
+func (x *index) waitText(ctx context.Context) error {
+	select {
+	case <-x.ready:
+		return x.textErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func (x *index) close() {
 	x.use.Lock()
 	defer x.use.Unlock()
-	if x.bl != nil {
-		x.bl.Close()
-		x.bl = nil
+	if x.bl == nil {
+		return
 	}
+	x.stop()
+	<-x.ready
+	x.bl.Close()
+	x.bl = nil
 }
 
 // version returns the registry version the index reflects.
@@ -177,6 +223,9 @@ func (x *index) canUpdateTo(next *registry.Snapshot) bool {
 // update re-indexes the names next's version changed. On error the index
 // is in an unknown state and must be discarded.
 func (x *index) update(ctx context.Context, next *registry.Snapshot) error {
+	if err := x.waitText(ctx); err != nil {
+		return err
+	}
 	batch := x.bl.NewBatch()
 	for _, name := range next.Info.Change.Names {
 		if err := ctx.Err(); err != nil {
@@ -190,13 +239,13 @@ func (x *index) update(ctx context.Context, next *registry.Snapshot) error {
 		if !ok {
 			continue
 		}
-		info, doc, err := x.describe(c)
+		info, err := x.describe(c)
 		if err != nil {
 			return err
 		}
 		x.add(info)
-		if doc != nil {
-			if err := batch.Index(name, doc); err != nil {
+		if !info.deprecated {
+			if err := batch.Index(name, x.document(c)); err != nil {
 				return fmt.Errorf("discover: index %q: %w", name, err)
 			}
 		}
@@ -209,21 +258,16 @@ func (x *index) update(ctx context.Context, next *registry.Snapshot) error {
 	return nil
 }
 
-// describe computes what the index keeps about c, and its bleve document
-// (nil for a deprecated entry, which only its exact name finds).
-func (x *index) describe(c registry.Capability) (*entryInfo, map[string]any, error) {
-	disc, err := c.DiscoveryDigest()
-	if err != nil {
-		return nil, nil, fmt.Errorf("discover: disc digest of %q: %w", c.Name, err)
-	}
+// describe computes what the index keeps about c in its maps.
+func (x *index) describe(c registry.Capability) (*entryInfo, error) {
 	an := x.an
 	info := &entryInfo{
 		name:       c.Name,
 		kind:       c.Kind,
 		deprecated: c.Disc.Deprecated,
 		capability: c.Identity,
-		disc:       disc,
 		orient:     c.Sem.Orientation,
+		discLayer:  c.Disc,
 	}
 	nameF := an.foldTerm(c.Name)
 	info.exactKey = nameF.key()
@@ -254,13 +298,13 @@ func (x *index) describe(c registry.Capability) (*entryInfo, map[string]any, err
 				Sem    registry.Semantic  `json:"sem"`
 			}{c.Kind, c.Alg, c.Impl.Engine, c.Impl.IR, withoutOrientation(c.Sem)})
 			if err != nil {
-				return nil, nil, fmt.Errorf("discover: shape of %q: %w", c.Name, err)
+				return nil, fmt.Errorf("discover: shape of %q: %w", c.Name, err)
 			}
 			info.shape = shape
 		}
 	}
 	if info.deprecated {
-		return info, nil, nil
+		return info, nil
 	}
 	parts := an.foldTerm(strings.ReplaceAll(c.Name, "_", " "))
 	head := an.foldTerm(descriptionHead(c.Disc.Description))
@@ -271,12 +315,29 @@ func (x *index) describe(c registry.Capability) (*entryInfo, map[string]any, err
 			info.phrases = append(info.phrases, k)
 		}
 	}
-	doc := map[string]any{
-		fieldName: strings.Join(an.foldTokens(strings.ReplaceAll(c.Name, "_", " ")), " "),
+	return info, nil
+}
+
+// document is c's bleve document: its folded name (as words), description
+// head and description.
+func (x *index) document(c registry.Capability) map[string]any {
+	an := x.an
+	return map[string]any{
+		fieldName: an.foldText(strings.ReplaceAll(c.Name, "_", " ")),
 		fieldHead: strings.Join(firstN(an.foldTokens(descriptionHead(c.Disc.Description)), headMaxWords), " "),
 		fieldDesc: an.foldText(c.Disc.Description),
 	}
-	return info, doc, nil
+}
+
+// discDigest returns registry.Entry.DiscoveryDigest of the entry.
+func (e *entryInfo) discDigest() (hashing.Digest, error) {
+	e.discOnce.Do(func() {
+		e.disc, e.discErr = registry.Entry{Disc: e.discLayer}.DiscoveryDigest()
+		if e.discErr != nil {
+			e.discErr = fmt.Errorf("discover: disc digest of %q: %w", e.name, e.discErr)
+		}
+	})
+	return e.disc, e.discErr
 }
 
 func withoutOrientation(s registry.Semantic) registry.Semantic {
@@ -409,6 +470,9 @@ func (x *index) keyword(ctx context.Context, t folded) ([]string, error) {
 	if len(t.keys) < keywordMinWords {
 		return nil, nil
 	}
+	if err := x.waitText(ctx); err != nil {
+		return nil, err
+	}
 	lead, total, err := x.search(ctx, query.NewDisjunctionQuery([]query.Query{
 		phraseQuery(t.keys, fieldName), phraseQuery(t.keys, fieldHead),
 	}), keywordLeadMax)
@@ -425,13 +489,19 @@ func (x *index) keyword(ctx context.Context, t folded) ([]string, error) {
 	return body, nil
 }
 
+// phraseQuery finds keys (two or more) as consecutive words of a field,
+// through the field's indexed word pairs.
 func phraseQuery(keys []string, field string) query.Query {
-	if len(keys) == 1 {
-		q := query.NewTermQuery(keys[0])
+	pairs := make([]string, len(keys)-1)
+	for i := range pairs {
+		pairs[i] = keys[i] + " " + keys[i+1]
+	}
+	if len(pairs) == 1 {
+		q := query.NewTermQuery(pairs[0])
 		q.SetField(field)
 		return q
 	}
-	return query.NewPhraseQuery(keys, field)
+	return query.NewPhraseQuery(pairs, field)
 }
 
 // search returns the ids of up to limit hits, sorted, and the total

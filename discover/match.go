@@ -115,7 +115,10 @@ func (x *index) match(ctx context.Context, terms []folded) (Result, error) {
 						continue
 					}
 					seen[opp] = true
-					m := x.newMatch(terms[i].text, opp, ModeInversion)
+					m, err := x.newMatch(terms[i].text, opp, ModeInversion)
+					if err != nil {
+						return Result{}, err
+					}
 					m.Inverts = fam
 					inverted[i] = append(inverted[i], m)
 				}
@@ -130,7 +133,11 @@ func (x *index) match(ctx context.Context, terms []folded) (Result, error) {
 		if !tm.cue {
 			ms = make([]Match, 0, len(tm.names))
 			for _, n := range tm.names {
-				ms = append(ms, x.newMatch(terms[i].text, n, tm.mode))
+				m, err := x.newMatch(terms[i].text, n, tm.mode)
+				if err != nil {
+					return Result{}, err
+				}
+				ms = append(ms, m)
 			}
 		}
 		if len(ms) == 0 {
@@ -156,8 +163,12 @@ func (x *index) hasFamily(tm termMatch) bool {
 	return false
 }
 
-func (x *index) newMatch(term, name string, mode Mode) Match {
+func (x *index) newMatch(term, name string, mode Mode) (Match, error) {
 	e := x.entries[name]
+	disc, err := e.discDigest()
+	if err != nil {
+		return Match{}, err
+	}
 	return Match{
 		Term:       term,
 		Name:       name,
@@ -165,8 +176,8 @@ func (x *index) newMatch(term, name string, mode Mode) Match {
 		Mode:       mode,
 		Confidence: mode.confidence(),
 		Capability: e.capability,
-		Disc:       e.disc,
-	}
+		Disc:       disc,
+	}, nil
 }
 
 // cascade matches one term: exact, then alias, then tag, then keyword; the

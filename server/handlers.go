@@ -39,14 +39,20 @@ func decodeBody(c echo.Context, v any) error {
 	if err != nil {
 		return err
 	}
-	if err := hashing.DecodeStrict(b, v); err != nil {
+	if err := decodeStrictBody(b, v); err != nil {
 		return newError(http.StatusBadRequest, ptMalformed, "%v", err)
 	}
 	return nil
 }
 
+func decodeStrictBody(b []byte, v any) error { return hashing.DecodeStrict(b, v) }
+
 func digestParam(c echo.Context, name string) (hashing.Digest, error) {
-	d, err := hashing.Parse(c.Param(name))
+	return parseDigest(name, c.Param(name))
+}
+
+func parseDigest(name, s string) (hashing.Digest, error) {
+	d, err := hashing.Parse(s)
 	if err != nil {
 		return hashing.Digest{}, newError(http.StatusBadRequest, ptMalformed, "%s: %v", name, err)
 	}

@@ -9,7 +9,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/groundgate/groundgate/artifacts"
 	"github.com/groundgate/groundgate/discover"
+	"github.com/groundgate/groundgate/execution"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/registry"
@@ -52,6 +54,9 @@ const (
 	ptMethod       = "method-not-allowed"
 	ptCorrupt      = "corrupt-record"
 	ptInternal     = "internal"
+	ptNotAdmitted  = "not-admitted"
+	ptBadData      = "bad-data"
+	ptDrift        = "registry-drift"
 )
 
 var titles = map[string]string{
@@ -68,6 +73,9 @@ var titles = map[string]string{
 	ptMethod:       "Method not allowed",
 	ptCorrupt:      "Stored record is corrupt",
 	ptInternal:     "Internal server error",
+	ptNotAdmitted:  "Grounding was not admitted",
+	ptBadData:      "Bad source data",
+	ptDrift:        "Registry drift",
 }
 
 // apiError is an error a handler returns with its problem already chosen.
@@ -117,13 +125,21 @@ func problemFor(err error) (int, Problem, bool) {
 		return st, pr, false
 	case errors.Is(err, registry.ErrInvalidEntry):
 		return p(http.StatusUnprocessableEntity, ptInvalidEntry, err.Error())
-	case errors.Is(err, registry.ErrNotFound), errors.Is(err, discover.ErrNotFound), errors.Is(err, ground.ErrNotFound):
+	case errors.Is(err, registry.ErrNotFound), errors.Is(err, discover.ErrNotFound), errors.Is(err, ground.ErrNotFound),
+		errors.Is(err, execution.ErrNotFound), errors.Is(err, artifacts.ErrNotFound):
 		return p(http.StatusNotFound, ptNotFound, err.Error())
+	case errors.Is(err, ground.ErrNotAdmitted), errors.Is(err, execution.ErrNotGrounded):
+		return p(http.StatusUnprocessableEntity, ptNotAdmitted, err.Error()+": only a request the gate admitted executes")
+	case errors.Is(err, execution.ErrBadData):
+		return p(http.StatusUnprocessableEntity, ptBadData, err.Error())
+	case errors.Is(err, execution.ErrDrift):
+		return p(http.StatusConflict, ptDrift, err.Error()+" (F7): discover and ground again")
 	case errors.Is(err, discover.ErrBadQuery):
 		return p(http.StatusBadRequest, ptBadQuery, err.Error())
 	case errors.Is(err, hashing.ErrMalformed):
 		return p(http.StatusBadRequest, ptMalformed, err.Error())
-	case errors.Is(err, registry.ErrCorrupt), errors.Is(err, discover.ErrCorrupt), errors.Is(err, ground.ErrCorrupt):
+	case errors.Is(err, registry.ErrCorrupt), errors.Is(err, discover.ErrCorrupt), errors.Is(err, ground.ErrCorrupt),
+		errors.Is(err, execution.ErrCorrupt), errors.Is(err, artifacts.ErrCorrupt):
 		st, pr, _ := p(http.StatusInternalServerError, ptCorrupt, "a stored record failed its integrity check; run `groundgate registry verify`")
 		return st, pr, true
 	case errors.As(err, &he):

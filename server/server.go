@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/groundgate/groundgate/discover"
+	"github.com/groundgate/groundgate/execution"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/registry"
@@ -44,13 +45,31 @@ type Discoverer interface {
 type Gate interface {
 	Ground(ctx context.Context, p ground.Proposal) (ground.Outcome, error)
 	Record(ctx context.Context, id hashing.Digest) (ground.Record, error)
+	Load(ctx context.Context, id hashing.Digest) (*ground.Grounded, error)
+}
+
+// Executor is what the server needs from the executor.
+type Executor interface {
+	Execute(ctx context.Context, g *ground.Grounded) (*execution.Footprint, error)
+	Get(ctx context.Context, hash hashing.Digest) (*execution.Footprint, error)
+	Replay(ctx context.Context, hash hashing.Digest) (*execution.ReplayReport, error)
+	Diff(ctx context.Context, a, b hashing.Digest) (*execution.DiffReport, error)
 }
 
 var (
 	_ Registry   = (*registry.Store)(nil)
 	_ Discoverer = (*discover.Discoverer)(nil)
 	_ Gate       = (*ground.Gate)(nil)
+	_ Executor   = (*execution.Executor)(nil)
 )
+
+// Deps are the domain services the API serves.
+type Deps struct {
+	Registry   Registry
+	Discoverer Discoverer
+	Gate       Gate
+	Executor   Executor
+}
 
 // Config holds the server's settings.
 type Config struct {
@@ -67,6 +86,7 @@ type Server struct {
 	reg   Registry
 	disc  Discoverer
 	gate  Gate
+	exec  Executor
 	cfg   Config
 	log   *slog.Logger
 	echo  *echo.Echo
@@ -76,14 +96,14 @@ type Server struct {
 }
 
 // New wires the routes.
-func New(reg Registry, disc Discoverer, gate Gate, cfg Config) *Server {
+func New(d Deps, cfg Config) *Server {
 	if cfg.BodyLimit <= 0 {
 		cfg.BodyLimit = 1 << 20
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{reg: reg, disc: disc, gate: gate, cfg: cfg, log: cfg.Logger}
+	s := &Server{reg: d.Registry, disc: d.Discoverer, gate: d.Gate, exec: d.Executor, cfg: cfg, log: cfg.Logger}
 
 	promReg := prometheus.NewRegistry()
 	promReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -121,6 +141,10 @@ func New(reg Registry, disc Discoverer, gate Gate, cfg Config) *Server {
 	v1.GET("/discoveries/:id", s.getDiscovery)
 	v1.POST("/ground", s.postGround)
 	v1.GET("/groundings/:id", s.getGrounding)
+	v1.POST("/executions", s.postExecution)
+	v1.GET("/executions/:hash", s.getExecution)
+	v1.POST("/executions/:hash/replay", s.postReplay)
+	v1.GET("/diff/:a/:b", s.getDiff)
 	s.echo = e
 	return s
 }

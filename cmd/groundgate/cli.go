@@ -39,6 +39,9 @@ func commands() []commandSpec {
 		{"registry", "export, verify and inspect the capability registry", func() command { return &registryCmd{} }},
 		{"discover", "discover capabilities in a prompt", func() command { return &discoverCmd{} }},
 		{"ground", "check a request against discovery evidence (the gate)", func() command { return &groundCmd{} }},
+		{"run", "execute a grounded request and print its footprint", func() command { return &runCmd{} }},
+		{"replay", "re-run a stored execution and compare every layer", func() command { return &replayCmd{} }},
+		{"diff", "compare two executions layer by layer", func() command { return &diffCmd{} }},
 	}
 }
 

@@ -8,8 +8,10 @@ import (
 	"strings"
 
 	"github.com/groundgate/groundgate/discover"
+	"github.com/groundgate/groundgate/execution"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/registry"
 	"github.com/groundgate/groundgate/server"
 )
 
@@ -34,7 +36,7 @@ func (discoverCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 	if (q.Prompt == "") == (len(terms) == 0) {
 		return fmt.Errorf("%w: give a prompt or --term, not both and not neither", errUsage)
 	}
-	e, err := openEngines(ctx, *db)
+	e, err := openEngines(ctx, *db, "")
 	if err != nil {
 		return err
 	}
@@ -80,7 +82,7 @@ func (groundCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 	if err != nil {
 		return err
 	}
-	e, err := openEngines(ctx, *db)
+	e, err := openEngines(ctx, *db, "")
 	if err != nil {
 		return err
 	}
@@ -123,27 +125,46 @@ func readAll(cli *CLI) ([]byte, error) { return io.ReadAll(io.LimitReader(cli.St
 // engines is the offline stack the CLI uses: store, discovery and gate on
 // one bbolt file, without a server.
 type engines struct {
-	store interface{ Close() error }
+	store *registry.Store
 	disc  *discover.Discoverer
 	gate  *ground.Gate
+	exec  *execution.Executor
+	data  *dataRoot
 }
 
-func openEngines(ctx context.Context, db string) (*engines, error) {
-	s, err := openRegistry(ctx, db, openWrite)
-	if err != nil {
+// openEngines opens the registry at db (seeding a new one) and builds
+// discovery, the gate and the executor over the data root dataDir ("" for
+// the bundled sample data).
+func openEngines(ctx context.Context, db, dataDir string) (e *engines, err error) {
+	e = &engines{}
+	defer func() {
+		if err != nil {
+			e.close()
+		}
+	}()
+	if e.store, err = openRegistry(ctx, db, openWrite); err != nil {
 		return nil, err
 	}
-	d, err := discover.New(ctx, s, s.DB(), discover.Options{})
-	if err != nil {
-		s.Close()
+	if e.disc, err = discover.New(ctx, e.store, e.store.DB(), discover.Options{}); err != nil {
 		return nil, err
 	}
-	g, err := ground.New(s, d, s.DB())
-	if err != nil {
-		s.Close()
+	if e.gate, err = ground.New(e.store, e.disc, e.store.DB()); err != nil {
 		return nil, err
 	}
-	return &engines{store: s, disc: d, gate: g}, nil
+	if e.data, err = openDataRoot(dataDir); err != nil {
+		return nil, err
+	}
+	if e.exec, err = newExecutor(e.store, e.data, nil); err != nil {
+		return nil, err
+	}
+	return e, nil
 }
 
-func (e *engines) close() { e.store.Close() }
+func (e *engines) close() {
+	if e.data != nil {
+		e.data.Close()
+	}
+	if e.store != nil {
+		e.store.Close()
+	}
+}

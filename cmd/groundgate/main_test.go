@@ -110,3 +110,50 @@ func TestVerifyReportsTampering(t *testing.T) {
 		t.Fatalf("verify after tamper: code %d, stdout %q, stderr %q", code, out, stderr)
 	}
 }
+
+// run, replay and diff from the command line, on the bundled sample data.
+func TestRunReplayDiffCLI(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "g.db")
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	mom := write("mom.json", `{"family":"MOM_WZS","metric":"SRP","params":{"window":[25,50,100]},"data":"oil-spot/wti-daily.csv"}`)
+	rev := write("rev.json", `{"family":"MOM_REV","metric":"SRP","params":{"window":50},"data":"oil-spot/wti-daily.csv"}`)
+
+	code, out, stderr := runCLI(t, "run", "--db", db, "--request", mom, "--prompt", "momentum on WTI, by Sharpe")
+	if code != 0 {
+		t.Fatalf("run: %d %s", code, stderr)
+	}
+	var fp struct {
+		Hash     string `json:"hash"`
+		Selected string `json:"selected"`
+	}
+	if err := json.Unmarshal([]byte(out), &fp); err != nil || fp.Hash == "" || fp.Selected == "" {
+		t.Fatalf("run output: %v %.300s", err, out)
+	}
+	// Running the same grounded request again gives the same footprint.
+	if code, out2, _ := runCLI(t, "run", "--db", db, "--request", mom, "--prompt", "momentum on WTI, by Sharpe"); code != 0 || out2 != out {
+		t.Fatalf("second run differs (code %d)", code)
+	}
+	code, out, stderr = runCLI(t, "replay", "--db", db, fp.Hash)
+	if code != 0 || !strings.Contains(out, `"match": true`) {
+		t.Fatalf("replay: %d %s %s", code, stderr, out)
+	}
+	// The unrequested family never runs: exit 1, the problem printed.
+	code, out, stderr = runCLI(t, "run", "--db", db, "--request", rev, "--prompt", "momentum on WTI, by Sharpe")
+	if code != 1 || !strings.Contains(out, `"code": "F3"`) || !strings.Contains(stderr, "nothing ran") {
+		t.Fatalf("run MOM_REV: %d %s %s", code, out, stderr)
+	}
+	code, out, _ = runCLI(t, "diff", "--db", db, fp.Hash, fp.Hash)
+	if code != 0 || !strings.Contains(out, `"same": true`) {
+		t.Fatalf("diff with itself: %d %.300s", code, out)
+	}
+	if code, _, stderr := runCLI(t, "replay", "--db", db, "sha256:"+strings.Repeat("0", 64)); code != 1 || !strings.Contains(stderr, "not found") {
+		t.Fatalf("replay unknown: %d %s", code, stderr)
+	}
+}

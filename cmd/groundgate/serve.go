@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/groundgate/groundgate/discover"
+	"github.com/groundgate/groundgate/execution"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/registry"
 	"github.com/groundgate/groundgate/server"
@@ -21,7 +22,7 @@ import (
 type Config struct {
 	Addr       string // listen address; "127.0.0.1:0" picks a free port
 	DB         string // bbolt file, created and seeded when new
-	Data       string // data root: sources resolve inside it
+	Data       string // data root: sources resolve inside it; "" means the bundled sample data
 	AdminToken string // registry write token; empty refuses writes
 	Logger     *slog.Logger
 	// ShutdownTimeout bounds the wait for in-flight requests.
@@ -35,6 +36,8 @@ type Main struct {
 	Store *registry.Store
 	Disc  *discover.Discoverer
 	Gate  *ground.Gate
+	Exec  *execution.Executor
+	data  *dataRoot
 	http  *http.Server
 	ln    net.Listener
 }
@@ -54,10 +57,8 @@ func Open(ctx context.Context, cfg Config) (m *Main, err error) {
 			m.Close()
 		}
 	}()
-	if cfg.Data != "" {
-		if st, err := os.Stat(cfg.Data); err != nil || !st.IsDir() {
-			return nil, fmt.Errorf("data root %s is not a directory", cfg.Data)
-		}
+	if m.data, err = openDataRoot(cfg.Data); err != nil {
+		return nil, err
 	}
 	m.Store, err = registry.Open(ctx, cfg.DB, registry.Options{Logger: cfg.Logger})
 	if err != nil {
@@ -74,7 +75,11 @@ func Open(ctx context.Context, cfg Config) (m *Main, err error) {
 	if err != nil {
 		return nil, err
 	}
-	srv := server.New(m.Store, m.Disc, m.Gate, server.Config{AdminToken: cfg.AdminToken, Logger: cfg.Logger})
+	if m.Exec, err = newExecutor(m.Store, m.data, cfg.Logger); err != nil {
+		return nil, err
+	}
+	srv := server.New(server.Deps{Registry: m.Store, Discoverer: m.Disc, Gate: m.Gate, Executor: m.Exec},
+		server.Config{AdminToken: cfg.AdminToken, Logger: cfg.Logger})
 	m.http = &http.Server{
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: 5 * time.Second,
@@ -99,7 +104,7 @@ func (m *Main) Addr() string { return m.ln.Addr().String() }
 // the database is closed cleanly.
 func (m *Main) Run(ctx context.Context) error {
 	cur := m.Store.Current()
-	m.cfg.Logger.Info("serving", "addr", m.Addr(), "db", m.cfg.DB, "data", m.cfg.Data,
+	m.cfg.Logger.Info("serving", "addr", m.Addr(), "db", m.cfg.DB, "data", m.data.name,
 		"version", cur.Version(), "registry", cur.Registry().String(), "writes", m.cfg.AdminToken != "")
 	errc := make(chan error, 1)
 	go func() { errc <- m.http.Serve(m.ln) }()
@@ -122,10 +127,13 @@ func (m *Main) Run(ctx context.Context) error {
 	return err
 }
 
-// Close releases the listener and the database.
+// Close releases the listener, the data root and the database.
 func (m *Main) Close() error {
 	if m.ln != nil {
 		m.ln.Close()
+	}
+	if m.data != nil {
+		m.data.Close()
 	}
 	if m.Store != nil {
 		err := m.Store.Close()
@@ -141,7 +149,7 @@ func (serveCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 	fs := cli.newFlags("serve", "serve [--addr HOST:PORT] [--db FILE] [--data DIR]")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen `address`")
 	db := fs.String("db", defaultDB, "bbolt database `file` (created and seeded when new)")
-	data := fs.String("data", "", "data root `dir`: request data sources resolve inside it")
+	data := fs.String("data", "", "data root `dir`: request data sources resolve inside it (default: the bundled sample data)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err

@@ -37,11 +37,23 @@ type testServer struct {
 // a temp dir (or the given one), as `groundgate serve` would.
 func startServer(t *testing.T, db string) *testServer {
 	t.Helper()
+	return startServerOn(t, db, t.TempDir())
+}
+
+// startServerWithData uses data as the data root ("" for the bundled
+// sample data).
+func startServerWithData(t *testing.T, data string) *testServer {
+	t.Helper()
+	return startServerOn(t, "", data)
+}
+
+func startServerOn(t *testing.T, db, data string) *testServer {
+	t.Helper()
 	if db == "" {
 		db = filepath.Join(t.TempDir(), "groundgate.db")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	m, err := Open(ctx, Config{Addr: "127.0.0.1:0", DB: db, Data: t.TempDir(), AdminToken: testToken,
+	m, err := Open(ctx, Config{Addr: "127.0.0.1:0", DB: db, Data: data, AdminToken: testToken,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		cancel()

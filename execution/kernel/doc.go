@@ -24,7 +24,10 @@
 // Rolling statistics are computed directly over each window (two passes:
 // the mean, then the squared deviations from it): O(n·w) per column, but no
 // running sums that drift, and each window's result is independent of the
-// rows before it. Standard deviations are sample standard deviations, with
+// rows before it. Four consecutive windows are summed in one loop, each
+// with its own accumulator in the same left-to-right order, which keeps
+// four additions in flight without changing a bit of any result
+// (rolling_ref_test.go checks this against the one-window-at-a-time form). Standard deviations are sample standard deviations, with
 // n − 1 in the denominator. When every value of a window is the same, the
 // mean is that value and the standard deviation exactly 0: floating-point
 // summation would otherwise leave a rounding residue (0.1+0.1+0.1 ≠ 0.3), and
@@ -77,6 +80,9 @@
 // σ̂_t = 0 (division by zero); the asset's P&L on row t is w_{t−lag}·r_t,
 // defined when both are. The portfolio P&L on row t is the mean of the
 // assets' defined P&Ls (summed in column order), NA when none is.
+// Backtest is TrailingVol then Size; the executor calls the two halves
+// itself so that σ̂ is computed once for every morphism of a grid that
+// shares the returns and the risk window.
 //
 //   - MOM_WZS: sig = clip(Wzs(Cs0(r), w_s), −1, 1), over every column.
 //   - MOM_REV: sig = −clip(Wzs(Cs0(r), w_s), −1, 1): the same computation,
@@ -117,6 +123,8 @@
 //   - TRN = the mean, over the same rows, of Σ_assets |w_t − w_{t−1}| with
 //     NA weights counted as 0 and w_{−1} = 0; t − 1 is the previous row of
 //     the frame, whether or not it is in the window or has a P&L.
+//     Turnover gives the per-row sums, so a caller can keep them and drop
+//     the weights; TRNOf averages them as TRN does.
 //
 // SRP, ARET, SRT, CLM, HIT and TRET are better higher; MDD, AVOL and TRN
 // lower. Best picks the best score in the metric's direction; NA never wins;

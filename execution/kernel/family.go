@@ -66,25 +66,77 @@ func Backtest(prices, signals [][]float64, p Params) (Result, error) {
 	if err := p.validate(); err != nil {
 		return Result{}, err
 	}
+	if err := checkShape(prices, signals); err != nil {
+		return Result{}, err
+	}
+	returns := make([][]float64, len(prices))
+	vols := make([][]float64, len(prices))
+	for a, price := range prices {
+		returns[a] = Dlog(price)
+		vols[a] = trailingVol(returns[a], p.RiskWindow)
+	}
+	return size(returns, signals, vols, p), nil
+}
+
+// Size is the second half of Backtest, for callers that compute the
+// returns r = Dlog(price) and the trailing volatilities σ̂ =
+// TrailingVol(r, p.RiskWindow) themselves (the executor shares them between
+// the morphisms of a grid). Given the same inputs it returns bit for bit
+// what Backtest returns. p.RiskWindow is not used.
+func Size(returns, signals, vols [][]float64, p Params) (Result, error) {
+	q := p
+	q.RiskWindow = 2 // not used here; keep validate from refusing it
+	if err := q.validate(); err != nil {
+		return Result{}, err
+	}
+	if err := checkShape(returns, signals); err != nil {
+		return Result{}, err
+	}
+	if len(vols) != len(returns) {
+		return Result{}, fmt.Errorf("kernel: size: %d volatility series for %d assets: %w", len(vols), len(returns), ErrLength)
+	}
+	for a := range vols {
+		if len(vols[a]) != len(returns[a]) {
+			return Result{}, fmt.Errorf("kernel: size: asset %d: %d volatilities for %d rows: %w", a, len(vols[a]), len(returns[a]), ErrLength)
+		}
+	}
+	return size(returns, signals, vols, p), nil
+}
+
+// TrailingVol returns σ̂_t: the sample standard deviation of the last w
+// valid values of r strictly before t, × √252; NA until w exist. w ≥ 2.
+func TrailingVol(r []float64, w int) ([]float64, error) {
+	if err := checkWindow("trailing vol", w, 2); err != nil {
+		return nil, err
+	}
+	return trailingVol(r, w), nil
+}
+
+func checkShape(prices, signals [][]float64) error {
 	if len(prices) == 0 {
-		return Result{}, fmt.Errorf("kernel: backtest: no asset: %w", ErrColumn)
+		return fmt.Errorf("kernel: backtest: no asset: %w", ErrColumn)
 	}
 	if len(signals) != len(prices) {
-		return Result{}, fmt.Errorf("kernel: backtest: %d signals for %d assets: %w", len(signals), len(prices), ErrLength)
+		return fmt.Errorf("kernel: backtest: %d signals for %d assets: %w", len(signals), len(prices), ErrLength)
 	}
 	n := len(prices[0])
 	for a := range prices {
 		if len(prices[a]) != n || len(signals[a]) != n {
-			return Result{}, fmt.Errorf("kernel: backtest: asset %d: %d prices and %d signals for %d rows: %w",
+			return fmt.Errorf("kernel: backtest: asset %d: %d prices and %d signals for %d rows: %w",
 				a, len(prices[a]), len(signals[a]), n, ErrLength)
 		}
 	}
-	weights := make([][]float64, len(prices))
+	return nil
+}
+
+// size computes the weights and the portfolio P&L from checked inputs.
+func size(returns, signals, vols [][]float64, p Params) Result {
+	n := len(returns[0])
+	weights := make([][]float64, len(returns))
 	sum := make([]float64, n)
 	count := make([]int, n)
-	for a, price := range prices {
-		r := Dlog(price)
-		vol := trailingVol(r, p.RiskWindow)
+	for a, r := range returns {
+		vol := vols[a]
 		sig := signals[a]
 		w := nas(n)
 		for t := range w {
@@ -108,7 +160,7 @@ func Backtest(prices, signals [][]float64, p Params) (Result, error) {
 			pnl[t] = sum[t] / float64(count[t])
 		}
 	}
-	return Result{Weights: weights, PnL: pnl}, nil
+	return Result{Weights: weights, PnL: pnl}
 }
 
 // backtestNamed runs Backtest and names the assets.

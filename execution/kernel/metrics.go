@@ -263,12 +263,28 @@ func TRN(pnl []float64, weights [][]float64, start int) float64 {
 	if start >= len(pnl) {
 		return nan
 	}
+	return trnOf(pnl, turnover(weights, start, len(pnl)), start, start)
+}
+
+// Turnover returns the per-row turnover Σ_assets |w_t − w_{t−1}| of every
+// row (NA weights counted as 0, the weight before row 0 as 0), summed over
+// assets in order. n is the number of rows; every weights[a] must have n.
+// TRNOf(pnl, Turnover(weights, len(pnl)), start) is bit for bit
+// TRN(pnl, weights, start), so a caller can keep the turnover series and
+// drop the weights.
+func Turnover(weights [][]float64, n int) []float64 {
+	return turnover(weights, 0, n)
+}
+
+// turnover returns the per-row turnover of rows start..n-1, indexed from
+// start.
+func turnover(weights [][]float64, start, n int) []float64 {
 	// Per-row turnover, accumulated asset by asset (column order) so each
 	// weight column is read sequentially; the sum for a row is the same
 	// left-to-right sum over assets as a row-by-row loop would give.
-	tv := make([]float64, len(pnl)-start)
+	tv := make([]float64, n-start)
 	for _, w := range weights {
-		for t := start; t < len(pnl); t++ {
+		for t := start; t < n; t++ {
 			prev := 0.0
 			if t > 0 {
 				prev = zeroNA(w[t-1])
@@ -276,13 +292,32 @@ func TRN(pnl []float64, weights [][]float64, start int) float64 {
 			tv[t-start] += math.Abs(zeroNA(w[t]) - prev)
 		}
 	}
+	return tv
+}
+
+// TRNOf is TRN from a turnover series as Turnover returns it (tv[t] is row
+// t's turnover); tv must be as long as pnl (ErrLength).
+func TRNOf(pnl, tv []float64, start int) (float64, error) {
+	if len(tv) != len(pnl) {
+		return nan, fmt.Errorf("kernel: TRN: %d turnover rows for %d P&L rows: %w", len(tv), len(pnl), ErrLength)
+	}
+	start = max(start, 0)
+	if start >= len(pnl) {
+		return nan, nil
+	}
+	return trnOf(pnl, tv, start, 0), nil
+}
+
+// trnOf averages tv over the rows t ≥ start where pnl is defined; tv[t-off]
+// is row t's turnover.
+func trnOf(pnl, tv []float64, start, off int) float64 {
 	var sum float64
 	var n int
 	for t := start; t < len(pnl); t++ {
 		if isNA(pnl[t]) {
 			continue
 		}
-		sum += tv[t-start]
+		sum += tv[t-off]
 		n++
 	}
 	if n == 0 {

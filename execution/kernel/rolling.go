@@ -8,21 +8,116 @@ import (
 // sqrt252 annualises a daily standard deviation (252 trading days a year).
 var sqrt252 = math.Sqrt(252)
 
-// windows calls f(t, win) for every row t that has at least w valid values
-// of x strictly before it (strict) or up to and including it (!strict); win
-// is the last w of them, oldest first. win aliases internal storage and is
-// only valid during the call.
-func windows(x []float64, w int, strict bool, f func(t int, win []float64)) {
-	vals := make([]float64, 0, len(x))
-	for t, v := range x {
-		if strict && len(vals) >= w {
-			f(t, vals[len(vals)-w:])
+// windowStats returns the mean and (when wantStd) the sample standard
+// deviation of every run of w consecutive values of v: element e covers
+// v[e : e+w]. Each window is summed on its own, left to right, exactly as
+// mean and meanStd sum it — the result is bit for bit theirs — but four
+// consecutive windows are summed in the same loop, so that four
+// independent additions are in flight instead of one chain waiting on
+// itself. A window whose values are all equal gets (v[e], 0), as in
+// meanStd. w ≥ 1 (w ≥ 2 for the standard deviation).
+func windowStats(v []float64, w int, wantStd bool) (mean, std []float64) {
+	n := len(v) - w + 1
+	if n <= 0 || w < 1 {
+		return nil, nil
+	}
+	mean = make([]float64, n)
+	if wantStd {
+		std = make([]float64, n)
+	}
+	fw, fw1 := float64(w), float64(w-1)
+	e := 0
+	for ; e+4 <= n; e += 4 {
+		a := v[e : e+w]
+		b, c, d := v[e+1:e+1+w], v[e+2:e+2+w], v[e+3:e+3+w]
+		b, c, d = b[:len(a)], c[:len(a)], d[:len(a)] // bounds-check hints
+		var s0, s1, s2, s3 float64
+		for i := range a {
+			s0 += a[i]
+			s1 += b[i]
+			s2 += c[i]
+			s3 += d[i]
 		}
+		m0, m1, m2, m3 := s0/fw, s1/fw, s2/fw, s3/fw
+		mean[e], mean[e+1], mean[e+2], mean[e+3] = m0, m1, m2, m3
+		if !wantStd {
+			continue
+		}
+		var q0, q1, q2, q3 float64
+		for i := range a {
+			d0, d1, d2, d3 := a[i]-m0, b[i]-m1, c[i]-m2, d[i]-m3
+			q0 += float64(d0 * d0) // explicit conversions: no FMA
+			q1 += float64(d1 * d1)
+			q2 += float64(d2 * d2)
+			q3 += float64(d3 * d3)
+		}
+		std[e], std[e+1], std[e+2], std[e+3] = math.Sqrt(q0/fw1), math.Sqrt(q1/fw1), math.Sqrt(q2/fw1), math.Sqrt(q3/fw1)
+	}
+	for ; e < n; e++ {
+		win := v[e : e+w]
+		m := plainMean(win)
+		mean[e] = m
+		if wantStd {
+			var q float64
+			for _, x := range win {
+				d := x - m
+				q += float64(d * d) // explicit conversion: no FMA
+			}
+			std[e] = math.Sqrt(q / fw1)
+		}
+	}
+	// Flat windows: run counts how many values up to k equal v[k] (== is
+	// transitive on non-NaN floats, so the whole window equals its first
+	// value exactly when the run ending at its last value is ≥ w).
+	run := 0
+	for k := range v {
+		if k > 0 && v[k] == v[k-1] {
+			run++
+		} else {
+			run = 1
+		}
+		if k >= w-1 && run >= w {
+			e := k - w + 1
+			mean[e] = v[e]
+			if wantStd {
+				std[e] = 0
+			}
+		}
+	}
+	return mean, std
+}
+
+// compact returns the valid values of x, in order, and for every row t the
+// number of valid values strictly before t (before[t]).
+func compact(x []float64) (vals []float64, before []int) {
+	vals = make([]float64, 0, len(x))
+	before = make([]int, len(x))
+	for t, v := range x {
+		before[t] = len(vals)
 		if !isNA(v) {
 			vals = append(vals, v)
 		}
-		if !strict && !isNA(v) && len(vals) >= w {
-			f(t, vals[len(vals)-w:])
+	}
+	return vals, before
+}
+
+// rolling computes the windowed statistics of x: for every row t it calls
+// f(t, k) with k the index into mean and std of the window of the last w
+// valid values strictly before t (strict) or up to and including t
+// (!strict, valid rows only), when there are w of them.
+func rolling(x []float64, w int, strict, wantStd bool, f func(t int, mean, std []float64, k int)) {
+	vals, before := compact(x)
+	mean, std := windowStats(vals, w, wantStd)
+	for t := range x {
+		k := before[t] // valid values strictly before t
+		if !strict {
+			if isNA(x[t]) {
+				continue
+			}
+			k++ // … and t itself
+		}
+		if k >= w {
+			f(t, mean, std, k-w)
 		}
 	}
 }
@@ -83,7 +178,7 @@ func Rmean(x []float64, w int) ([]float64, error) {
 		return nil, err
 	}
 	out := nas(len(x))
-	windows(x, w, false, func(t int, win []float64) { out[t] = mean(win) })
+	rolling(x, w, false, false, func(t int, mean, _ []float64, k int) { out[t] = mean[k] })
 	return out, nil
 }
 
@@ -94,7 +189,7 @@ func Rstd(x []float64, w int) ([]float64, error) {
 		return nil, err
 	}
 	out := nas(len(x))
-	windows(x, w, false, func(t int, win []float64) { _, out[t] = meanStd(win) })
+	rolling(x, w, false, true, func(t int, _, std []float64, k int) { out[t] = std[k] })
 	return out, nil
 }
 
@@ -106,12 +201,12 @@ func Wzs(x []float64, w int) ([]float64, error) {
 		return nil, err
 	}
 	out := nas(len(x))
-	windows(x, w, true, func(t int, win []float64) {
+	rolling(x, w, true, true, func(t int, mean, std []float64, k int) {
 		if isNA(x[t]) {
 			return
 		}
-		if m, s := meanStd(win); s != 0 {
-			out[t] = (x[t] - m) / s
+		if s := std[k]; s != 0 {
+			out[t] = (x[t] - mean[k]) / s
 		}
 	})
 	return out, nil
@@ -125,11 +220,11 @@ func Vnorm(x []float64, w int) ([]float64, error) {
 		return nil, err
 	}
 	out := nas(len(x))
-	windows(x, w, true, func(t int, win []float64) {
+	rolling(x, w, true, true, func(t int, _, std []float64, k int) {
 		if isNA(x[t]) {
 			return
 		}
-		if _, s := meanStd(win); s != 0 {
+		if s := std[k]; s != 0 {
 			out[t] = x[t] / (s * sqrt252)
 		}
 	})
@@ -141,9 +236,8 @@ func Vnorm(x []float64, w int) ([]float64, error) {
 // Vnorm it is defined on rows where r_t itself is NA.
 func trailingVol(r []float64, w int) []float64 {
 	out := nas(len(r))
-	windows(r, w, true, func(t int, win []float64) {
-		_, s := meanStd(win)
-		out[t] = s * sqrt252
+	rolling(r, w, true, true, func(t int, _, std []float64, k int) {
+		out[t] = std[k] * sqrt252
 	})
 	return out
 }

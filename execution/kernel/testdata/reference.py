@@ -10,6 +10,12 @@ portfolio from DataFrame.mean, turnover from DataFrame.diff.
 Usage:
     reference.py DATA.csv GRID.json     one grid: GRID is a JSON list of configs
     reference.py --batch JOBS.json      JOBS is a list of {"data": PATH, "grid": [...]}
+    reference.py --grid-bench METRIC DATA.csv GRID.json
+                                        time one grid scored by one metric (the
+                                        executor's benchmark): prints
+                                        {"load_seconds", "grid_seconds", "start",
+                                        "scores": [...]}, timed with perf_counter
+                                        around loading and around run + score
 
 A config is {"family": "MOM_WZS" | "MOM_REV" | "CARRY" | "VOL_TGT",
 "window", "risk_window", "leverage", "target_vol", "lag", "front", "next"};
@@ -183,8 +189,25 @@ def grid(path, configs):
     return {"data": path, "dates": dates, "start": start, "results": results}
 
 
+def grid_bench(metric, path, configs):
+    import time
+    t0 = time.perf_counter()
+    df, _ = load(path)
+    t1 = time.perf_counter()
+    runs = [run(df, cfg) for cfg in configs]
+    defined = pd.concat([pnl for _, _, pnl in runs], axis=1).notna().all(axis=1)
+    start = int(np.argmax(defined.to_numpy())) if defined.any() else None
+    scores = [metrics(pnl, weights, start)[metric] for _, weights, pnl in runs]
+    t2 = time.perf_counter()
+    return {"load_seconds": t1 - t0, "grid_seconds": t2 - t1, "start": start,
+            "scores": [None if np.isnan(x) else float(x) for x in scores]}
+
+
 def main(argv):
-    if len(argv) == 3 and argv[1] == "--batch":
+    if len(argv) == 5 and argv[1] == "--grid-bench":
+        with open(argv[4]) as fh:
+            out = grid_bench(argv[2], argv[3], json.load(fh))
+    elif len(argv) == 3 and argv[1] == "--batch":
         with open(argv[2]) as fh:
             jobs = json.load(fh)
         out = [grid(job["data"], job["grid"]) for job in jobs]

@@ -1,0 +1,535 @@
+package execution
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/groundgate/groundgate/execution/frame"
+	"github.com/groundgate/groundgate/execution/kernel"
+	"github.com/groundgate/groundgate/ground"
+	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/registry"
+)
+
+// The risk predicates, in the order a morphism's rejected list names them.
+const (
+	PredResolves    = "resolves"
+	PredData        = "data"
+	PredNonNegative = "non_negative"
+	PredLeverage    = "leverage"
+	PredSchema      = "schema"
+	PredBounds      = "bounds"
+	PredDomain      = "domain"
+)
+
+// Predicates lists the risk predicates in order.
+func Predicates() []string {
+	return []string{PredResolves, PredData, PredNonNegative, PredLeverage, PredSchema, PredBounds, PredDomain}
+}
+
+// morphismBody is the hashed form of a morphism: the family's canonical
+// expression, every bound parameter and the registry hash. The metric and
+// the data are left out on purpose: changing the metric or the data must
+// not change the morphisms (SPEC §6).
+type morphismBody struct {
+	Expr     string           `json:"expr"`
+	Params   map[string]Value `json:"params"`
+	Registry hashing.Digest   `json:"registry"`
+}
+
+// runOptions tune how the grid runs; none of them changes a result.
+type runOptions struct {
+	workers   int
+	share     bool // share node values between the morphisms of the grid
+	artifacts bool // encode the output artifacts
+	turnover  bool // keep the turnover series (the metric is TRN)
+}
+
+// outcome is a computed execution: its footprint and the blobs to store
+// with it (the data bytes, when read, then every artifact).
+type outcome struct {
+	fp    *Footprint
+	blobs [][]byte
+}
+
+// input is everything an execution is a function of.
+type input struct {
+	snap      *registry.Snapshot
+	req       ground.Request
+	grounding hashing.Digest
+	src       source
+	risk      RiskPolicy
+	maxBytes  int64
+}
+
+// resolveFamily finds the request's family in snap by name and kind.
+func resolveFamily(snap *registry.Snapshot, name string) (registry.Capability, error) {
+	c, ok := snap.Get(name)
+	if !ok {
+		return c, fmt.Errorf("%w: family %q is not in registry version %d", ErrDrift, name, snap.Version())
+	}
+	if c.Kind != registry.KindFamily {
+		return c, fmt.Errorf("%w: %q is a %s in registry version %d, not a family", ErrDrift, name, c.Kind, snap.Version())
+	}
+	return c, nil
+}
+
+// resolveMetric finds the metric by name and kind and maps its expression
+// "(k p)" (or "(trn w)") to the engine's metric kernel K and its
+// orientation to a direction.
+func resolveMetric(snap *registry.Snapshot, name string) (MetricRef, kernel.Metric, error) {
+	c, ok := snap.Get(name)
+	if !ok {
+		return MetricRef{}, kernel.Metric{}, fmt.Errorf("%w: metric %q is not in registry version %d", ErrDrift, name, snap.Version())
+	}
+	if c.Kind != registry.KindMetric {
+		return MetricRef{}, kernel.Metric{}, fmt.Errorf("%w: %q is a %s in registry version %d, not a metric", ErrDrift, name, c.Kind, snap.Version())
+	}
+	if c.Impl.Engine != Engine {
+		return MetricRef{}, kernel.Metric{}, fmt.Errorf("%w: metric %q runs on engine %q, not %s", ErrDrift, name, c.Impl.Engine, Engine)
+	}
+	e, err := parseExpr(c.Impl.Expr)
+	if err != nil || e.kind != exprList || len(e.args()) != 1 || e.args()[0].kind != exprSymbol {
+		return MetricRef{}, kernel.Metric{}, fmt.Errorf("%w: metric %q: expression %q is not (kernel input)", ErrDrift, name, clipText(c.Impl.Expr))
+	}
+	km, err := kernel.LookupMetric(strings.ToUpper(e.head()))
+	if err != nil {
+		return MetricRef{}, kernel.Metric{}, fmt.Errorf("%w: metric %q: the engine has no metric kernel %q", ErrDrift, name, e.head())
+	}
+	ref := MetricRef{CapRef: CapRef{Name: c.Name, Kind: c.Kind, Identity: c.Identity}, Kernel: km.Name}
+	switch c.Sem.Orientation {
+	case registry.OrientMaximize:
+		km.Higher, ref.Direction = true, "maximize"
+	case registry.OrientMinimize:
+		km.Higher, ref.Direction = false, "minimize"
+	default:
+		return MetricRef{}, kernel.Metric{}, fmt.Errorf("%w: metric %q has orientation %q, not maximize or minimize", ErrDrift, name, c.Sem.Orientation)
+	}
+	return ref, km, nil
+}
+
+// compute runs one execution from its inputs. It reads nothing but its
+// arguments and writes nothing: Execute stores what it returns, Replay
+// compares it. Errors: ErrDrift, ErrBadData, context errors, and internal
+// failures; a morphism that cannot run is a rejection, not an error.
+func compute(ctx context.Context, in input, ro runOptions) (*outcome, error) {
+	famCap, err := resolveFamily(in.snap, in.req.Family)
+	if err != nil {
+		return nil, err
+	}
+	metric, km, err := resolveMetric(in.snap, in.req.Metric)
+	if err != nil {
+		return nil, err
+	}
+	family := CapRef{Name: famCap.Name, Kind: famCap.Kind, Identity: famCap.Identity}
+
+	var f *frame.Frame
+	if in.src.missing == "" {
+		if f, err = parseSource(in.src, in.maxBytes); err != nil {
+			return nil, err
+		}
+	}
+
+	famExpr, perr := parseExpr(famCap.Impl.Expr)
+	canon := famCap.Impl.Expr
+	if perr == nil {
+		canon = famExpr.String()
+	}
+	axes := gridAxes(famCap, in.req)
+	points := expand(axes)
+
+	fp := &Footprint{
+		Grounding:       in.grounding,
+		Request:         in.req,
+		RegistryVersion: in.snap.Version(),
+		Registry:        in.snap.Registry(),
+		Family:          family,
+		Metric:          metric,
+		Risk:            in.risk,
+		Morphisms:       make([]Morphism, len(points)),
+		Plans:           map[string]Plan{},
+	}
+	if fp.Request.Params == nil {
+		fp.Request.Params = map[string]ground.Param{}
+	}
+	plans := make([]*compiled, len(points))
+	for i, pt := range points {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		m := Morphism{Index: i, Params: pt, Rejected: []string{}, Reasons: []Reason{}, Artifacts: []Artifact{}}
+		if m.Hash, err = hashing.SHA256Of(morphismBody{Expr: canon, Params: pt, Registry: in.snap.Registry()}); err != nil {
+			return nil, fmt.Errorf("morphism %d: hash: %w", i, err)
+		}
+		fails := map[string][]string{}
+		switch {
+		case famCap.Impl.Engine != Engine:
+			fails[PredResolves] = append(fails[PredResolves], fmt.Sprintf("%s runs on engine %q, not %s", family.Name, famCap.Impl.Engine, Engine))
+		case perr != nil:
+			fails[PredResolves] = append(fails[PredResolves], fmt.Sprintf("the expression of %s does not parse: %v", family.Name, perr))
+		default:
+			cp, err := compilePlan(in.snap, family, famExpr, pt)
+			var ce *compileError
+			switch {
+			case errors.As(err, &ce):
+				fails[PredResolves] = append(fails[PredResolves], ce.msg)
+			case err != nil:
+				return nil, fmt.Errorf("morphism %d: %w", i, err)
+			default:
+				plans[i] = cp
+				d := cp.digest
+				m.Plan = &d
+				fp.Plans[d.String()] = cp.plan
+				fails[PredDomain] = append(fails[PredDomain], cp.domain...)
+				for _, lev := range cp.lev {
+					if lev > in.risk.MaxLeverage {
+						fails[PredLeverage] = append(fails[PredLeverage], fmt.Sprintf("leverage %s exceeds the bound %s", formatNumber(lev), formatNumber(in.risk.MaxLeverage)))
+					}
+				}
+				if f != nil {
+					for _, col := range cp.columns {
+						if f.Index(col) < 0 {
+							fails[PredData] = append(fails[PredData], fmt.Sprintf("%s has no column %q (it has %s)", in.src.path, col, nameList(f.Names())))
+						}
+					}
+				}
+			}
+		}
+		if in.src.missing != "" {
+			fails[PredData] = append([]string{fmt.Sprintf("%q: %s", in.src.path, in.src.missing)}, fails[PredData]...)
+		}
+		fails[PredNonNegative] = negativeParams(pt)
+		fails[PredSchema], fails[PredBounds] = schemaFailures(axes, pt)
+		setVerdict(&m, fails)
+		fp.Morphisms[i] = m
+	}
+
+	// Run the admissible morphisms.
+	var jobs []gridJob
+	for i, m := range fp.Morphisms {
+		if m.Admissible {
+			jobs = append(jobs, gridJob{index: i, plan: plans[i]})
+		}
+	}
+	dates := []string{}
+	if f != nil {
+		dates = dateStrings(f)
+	}
+	ro.turnover = km.Name == "TRN"
+	outs := runGrid(ctx, f, dates, jobs, ro)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	blobs := [][]byte{}
+	if in.src.missing == "" {
+		blobs = append(blobs, in.src.raw)
+	}
+	var pnls [][]float64
+	ran := map[int]*gridOut{}
+	for j, job := range jobs {
+		o := &outs[j]
+		m := &fp.Morphisms[job.index]
+		if o.err != nil {
+			setVerdict(m, map[string][]string{PredDomain: {"run: " + o.err.Error()}})
+			continue
+		}
+		ran[job.index] = o
+		pnls = append(pnls, o.pnl)
+	}
+
+	// Score over the common evaluation window, then select.
+	start := kernel.CommonStart(pnls...)
+	if start >= 0 {
+		s, from, to := start, dates[start], dates[len(dates)-1]
+		fp.Evaluation = Evaluation{Start: &s, From: &from, To: &to, Rows: len(dates) - start}
+	}
+	scores := make([]float64, len(fp.Morphisms))
+	for i := range fp.Morphisms {
+		m := &fp.Morphisms[i]
+		scores[i] = math.NaN()
+		o, ok := ran[i]
+		if !ok {
+			continue
+		}
+		var v float64
+		if km.Name == "TRN" {
+			v, err = kernel.TRNOf(o.pnl, o.tv, start)
+		} else {
+			v, err = kernel.Evaluate(km.Name, o.pnl, nil, start)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("morphism %d: score: %w", i, err)
+		}
+		m.Score = ScoreOf(v)
+		scores[i] = m.Score.Float()
+		if ro.artifacts {
+			for _, a := range []struct {
+				name string
+				b    []byte
+			}{{"pnl", o.pnlCSV}, {"weights", o.weightsCSV}} {
+				m.Artifacts = append(m.Artifacts, Artifact{Name: a.name, Digest: hashing.SumBLAKE3(a.b), Bytes: len(a.b)})
+				blobs = append(blobs, a.b)
+			}
+		}
+	}
+	if best := kernel.Best(km, scores); best >= 0 {
+		h, b := fp.Morphisms[best].Hash, best
+		fp.Selected, fp.SelectedIndex = &h, &b
+	}
+
+	fp.Data = dataInfo(in.src, f, dates)
+	fp.Capabilities = usedCapabilities(family, metric.CapRef, fp.Plans)
+	if fp.Dependencies, err = hashing.SHA256Of(fp.Capabilities); err != nil {
+		return nil, err
+	}
+	if fp.Layers, err = fp.computeLayers(); err != nil {
+		return nil, err
+	}
+	fp.Hash = fp.Layers.Hash()
+	return &outcome{fp: fp, blobs: blobs}, nil
+}
+
+// setVerdict records the failing predicates in Predicates order.
+func setVerdict(m *Morphism, fails map[string][]string) {
+	for _, p := range Predicates() {
+		if len(fails[p]) == 0 {
+			continue
+		}
+		m.Rejected = append(m.Rejected, p)
+		for _, d := range fails[p] {
+			m.Reasons = append(m.Reasons, Reason{Predicate: p, Detail: d})
+		}
+	}
+	m.Admissible = len(m.Rejected) == 0
+}
+
+func dataInfo(src source, f *frame.Frame, dates []string) DataInfo {
+	d := DataInfo{Path: src.path, Digest: hashing.SumBLAKE3(src.raw), Bytes: len(src.raw), Missing: src.missing, Columns: []string{}}
+	if f != nil {
+		d.Rows = f.Len()
+		d.Columns = append(d.Columns, f.Names()...)
+		if len(dates) > 0 {
+			from, to := dates[0], dates[len(dates)-1]
+			d.From, d.To = &from, &to
+		}
+	}
+	return d
+}
+
+// usedCapabilities is the union of the family, the metric and every plan's
+// capabilities, sorted by name then identity.
+func usedCapabilities(family, metric CapRef, plans map[string]Plan) []CapRef {
+	seen := map[CapRef]bool{family: true, metric: true}
+	for _, p := range plans {
+		for _, c := range p.Capabilities {
+			seen[c] = true
+		}
+	}
+	out := make([]CapRef, 0, len(seen))
+	for c := range seen {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Name != out[j].Name {
+			return out[i].Name < out[j].Name
+		}
+		return out[i].Identity.String() < out[j].Identity.String()
+	})
+	return out
+}
+
+// gridJob is one admissible morphism to run.
+type gridJob struct {
+	index int
+	plan  *compiled
+}
+
+// gridOut is what running one morphism leaves: the portfolio P&L, the
+// turnover series when the metric needs it, and the encoded artifacts. The
+// weights are encoded and dropped, so a large grid does not hold them all.
+type gridOut struct {
+	pnl, tv            []float64
+	pnlCSV, weightsCSV []byte
+	err                error
+}
+
+// runGrid runs the jobs on a pool of workers. Every job's output lands at
+// its own index, so the result does not depend on which worker ran what,
+// or when.
+func runGrid(ctx context.Context, f *frame.Frame, dates []string, jobs []gridJob, ro runOptions) []gridOut {
+	outs := make([]gridOut, len(jobs))
+	if len(jobs) == 0 {
+		return outs
+	}
+	var m *memo
+	if ro.share {
+		m = newMemo(jobs)
+	}
+	workers := min(max(ro.workers, 1), len(jobs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range next {
+				outs[j] = runOne(ctx, f, dates, jobs[j].plan, m, ro)
+				m.release(jobs[j].plan)
+			}
+		}()
+	}
+feed:
+	for j := range jobs {
+		select {
+		case next <- j:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	return outs
+}
+
+// runOne runs one plan and keeps what the execution needs of its result.
+// A panic in a kernel is turned into an error: the morphism is rejected,
+// the server keeps going.
+func runOne(ctx context.Context, f *frame.Frame, dates []string, cp *compiled, m *memo, ro runOptions) (out gridOut) {
+	defer func() {
+		if r := recover(); r != nil {
+			out = gridOut{err: fmt.Errorf("internal error: %v", r)}
+		}
+	}()
+	res, err := evalPlan(ctx, f, cp, m)
+	if err != nil {
+		return gridOut{err: err}
+	}
+	out.pnl = res.PnL
+	if ro.turnover {
+		out.tv = kernel.Turnover(res.Weights, len(res.PnL))
+	}
+	if ro.artifacts {
+		out.pnlCSV = encodePnL(dates, res.PnL)
+		out.weightsCSV = encodeWeights(dates, res)
+	}
+	return out
+}
+
+// evalPlan evaluates a plan's nodes in order over the frame, sharing node
+// values through m when it is not nil, and returns the output node's
+// result.
+func evalPlan(ctx context.Context, f *frame.Frame, cp *compiled, m *memo) (*kernel.Result, error) {
+	nodes := cp.plan.Nodes
+	vals := make([]rval, len(nodes))
+	for i := range nodes {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		n := &nodes[i]
+		eval := func() (rval, error) {
+			args := make([]rval, len(n.Args))
+			for k, a := range n.Args {
+				if a.Node != nil {
+					args[k] = vals[*a.Node]
+				}
+			}
+			run, ok := runners[n.Op]
+			if !ok {
+				return rval{}, fmt.Errorf("no runner for %q", n.Op)
+			}
+			return run(f, n, args)
+		}
+		var err error
+		if m != nil {
+			vals[i], err = m.get(cp.keys[i], eval)
+		} else {
+			vals[i], err = eval()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", n.Op, err)
+		}
+	}
+	res := vals[cp.plan.Output].res
+	if res == nil {
+		return nil, fmt.Errorf("the plan's output is not a result")
+	}
+	return res, nil
+}
+
+// memo shares node values between the plans of one grid: a node with the
+// same content key computes the same value. Each entry counts the plans
+// still to use it and is dropped when the last one is done, so a sweep
+// holds only what its pending morphisms need.
+type memo struct {
+	mu sync.Mutex
+	m  map[string]*memoEntry
+}
+
+type memoEntry struct {
+	once sync.Once
+	v    rval
+	err  error
+	refs int
+}
+
+func newMemo(jobs []gridJob) *memo {
+	m := &memo{m: map[string]*memoEntry{}}
+	for _, j := range jobs {
+		for _, k := range j.plan.keys {
+			e := m.m[k]
+			if e == nil {
+				e = &memoEntry{}
+				m.m[k] = e
+			}
+			e.refs++
+		}
+	}
+	return m
+}
+
+func (m *memo) get(key string, eval func() (rval, error)) (rval, error) {
+	m.mu.Lock()
+	e := m.m[key]
+	m.mu.Unlock()
+	if e == nil {
+		return eval()
+	}
+	e.once.Do(func() {
+		defer func() {
+			if r := recover(); r != nil {
+				e.err = fmt.Errorf("internal error: %v", r)
+			}
+		}()
+		e.v, e.err = eval()
+	})
+	return e.v, e.err
+}
+
+func (m *memo) release(cp *compiled) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, k := range cp.keys {
+		if e := m.m[k]; e != nil {
+			if e.refs--; e.refs <= 0 {
+				delete(m.m, k)
+			}
+		}
+	}
+}
+
+// nameList lists column names for a message, at most 12 of them.
+func nameList(names []string) string {
+	const max = 12
+	if len(names) > max {
+		return strings.Join(names[:max], ", ") + fmt.Sprintf(" and %d more", len(names)-max)
+	}
+	return strings.Join(names, ", ")
+}

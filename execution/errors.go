@@ -1,0 +1,38 @@
+package execution
+
+import "errors"
+
+// Sentinel errors, returned wrapped with context; match them with
+// errors.Is. Suggested HTTP mapping: ErrNotGrounded 403 (or 400 for a
+// grounding id that is not admitted), ErrNotFound 404, ErrBadData 422,
+// ErrDrift 409, ErrCorrupt 500.
+var (
+	// ErrNotGrounded is returned by Execute for a request that did not come
+	// out of the gate (a nil or zero *ground.Grounded): a bare request
+	// never executes.
+	ErrNotGrounded = errors.New("request is not grounded")
+
+	// ErrNotFound is returned by Get, Replay and Diff for an execution hash
+	// with no stored footprint, and by Replay when the footprint's data
+	// blob or registry version is not stored.
+	ErrNotFound = errors.New("execution not found")
+
+	// ErrCorrupt is returned when a stored footprint no longer hashes to
+	// its key or disagrees with its own layers, or when a blob it needs no
+	// longer hashes to its digest. Corrupt records are never served.
+	ErrCorrupt = errors.New("execution record corrupt")
+
+	// ErrBadData is returned by Execute when the data file exists inside
+	// the data root but cannot be used: malformed CSV (ragged rows,
+	// duplicate or unsorted dates, non-numeric cells — the message names
+	// the file, line and column; errors.As finds the *frame.ParseError),
+	// an empty file, a broken gzip stream, a file over the size limit.
+	// Nothing is stored.
+	ErrBadData = errors.New("bad data")
+
+	// ErrDrift is returned when the request's family or metric no longer
+	// resolves, by name and kind, in the registry version the executor
+	// runs against (or its expression no longer names an engine kernel).
+	// It is the executor's side of failure code F7.
+	ErrDrift = errors.New("registry drift")
+)

@@ -1,0 +1,306 @@
+package execution
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"math"
+	"runtime"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/groundgate/groundgate/artifacts"
+	"github.com/groundgate/groundgate/ground"
+	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/registry"
+)
+
+// Registry is what the executor needs from the capability registry: the
+// current version to run against, and past versions to replay against.
+type Registry interface {
+	Current() *registry.Snapshot
+	Version(ctx context.Context, n uint64) (*registry.Snapshot, error)
+}
+
+var _ Registry = (*registry.Store)(nil)
+
+// Bucket holds the footprints: key = execution hash string, value = the
+// footprint's canonical JSON.
+var Bucket = []byte("execution.footprints")
+
+// Defaults for Options.
+const (
+	DefaultMaxLeverage  = 10
+	DefaultMaxDataBytes = 256 << 20
+)
+
+// Options configure an Executor. The zero value is usable.
+type Options struct {
+	// Workers is how many morphisms run at once; zero means
+	// runtime.GOMAXPROCS(0). It changes no result, only the wall time.
+	Workers int
+	// MaxLeverage is the bound of the "leverage" predicate; zero means
+	// DefaultMaxLeverage. It is recorded in every footprint, and replay
+	// uses the recorded bound.
+	MaxLeverage float64
+	// MaxDataBytes bounds a data file (and a .gz file's decompressed
+	// size); zero means DefaultMaxDataBytes.
+	MaxDataBytes int64
+	// Logger receives execution events; nil discards them.
+	Logger *slog.Logger
+}
+
+// Executor runs grounded requests and keeps their footprints. It is safe
+// for concurrent use.
+type Executor struct {
+	reg  Registry
+	arts *artifacts.Store
+	db   *bolt.DB
+	data fs.FS
+	opt  Options
+	log  *slog.Logger
+}
+
+// New returns an executor that reads data from the data root, keeps blobs
+// in arts and footprints in db (normally all one bbolt file, the
+// registry's). The data root is an fs.FS: an embedded FS, or the FS of an
+// os.Root, which refuses ".." and links that leave the root; the executor
+// checks paths lexically too.
+func New(reg Registry, arts *artifacts.Store, db *bolt.DB, data fs.FS, opt Options) (*Executor, error) {
+	if reg == nil || arts == nil || db == nil || data == nil {
+		return nil, errors.New("execution: New needs a registry, an artifact store, a database and a data root")
+	}
+	if opt.Workers <= 0 {
+		opt.Workers = runtime.GOMAXPROCS(0)
+	}
+	if opt.MaxLeverage == 0 {
+		opt.MaxLeverage = DefaultMaxLeverage
+	}
+	if !(opt.MaxLeverage > 0) || math.IsInf(opt.MaxLeverage, 0) {
+		return nil, fmt.Errorf("execution: MaxLeverage %v must be finite and > 0", opt.MaxLeverage)
+	}
+	if opt.MaxDataBytes <= 0 {
+		opt.MaxDataBytes = DefaultMaxDataBytes
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if !db.IsReadOnly() {
+		if err := db.Update(func(tx *bolt.Tx) error {
+			_, err := tx.CreateBucketIfNotExists(Bucket)
+			return err
+		}); err != nil {
+			return nil, fmt.Errorf("execution: create bucket: %w", err)
+		}
+	}
+	return &Executor{reg: reg, arts: arts, db: db, data: data, opt: opt, log: opt.Logger}, nil
+}
+
+func (x *Executor) runOptions() runOptions {
+	return runOptions{workers: x.opt.Workers, share: true, artifacts: true}
+}
+
+func (x *Executor) policy() RiskPolicy {
+	return RiskPolicy{MaxLeverage: x.opt.MaxLeverage, Predicates: Predicates()}
+}
+
+// Execute runs a grounded request against the current registry version and
+// stores its footprint, the source data bytes and every artifact in one
+// transaction: all of them or nothing. An identical execution (same hash)
+// stores nothing new and returns the stored footprint.
+//
+// Errors: ErrNotGrounded for a nil or zero Grounded; ErrDrift when the
+// family or metric no longer resolves; ErrBadData for a data file that
+// cannot be parsed (nothing is stored). A missing data file, or a path
+// that leaves the data root, is not an error: every morphism is rejected
+// by the "data" predicate and the footprint records why.
+func (x *Executor) Execute(ctx context.Context, g *ground.Grounded) (*Footprint, error) {
+	if !g.Valid() {
+		return nil, ErrNotGrounded
+	}
+	began := time.Now()
+	req := g.Request()
+	src, err := readSource(x.data, req.Data, x.opt.MaxDataBytes)
+	if err != nil {
+		return nil, err
+	}
+	out, err := compute(ctx, input{
+		snap: x.reg.Current(), req: req, grounding: g.ID(), src: src,
+		risk: x.policy(), maxBytes: x.opt.MaxDataBytes,
+	}, x.runOptions())
+	if err != nil {
+		return nil, fmt.Errorf("execution: %w", err)
+	}
+	fp, stored, err := x.store(ctx, out)
+	if err != nil {
+		return nil, err
+	}
+	x.log.LogAttrs(ctx, slog.LevelInfo, "execution",
+		slog.String("hash", fp.Hash.String()), slog.String("grounding", g.ID().String()),
+		slog.Int("morphisms", len(fp.Morphisms)), slog.Bool("new", stored),
+		slog.Duration("took", time.Since(began)))
+	return fp, nil
+}
+
+// store writes an outcome in one transaction. If a footprint with the same
+// hash is stored and intact, nothing is written and the stored one is
+// returned; a corrupt one is replaced.
+func (x *Executor) store(ctx context.Context, out *outcome) (*Footprint, bool, error) {
+	raw, err := hashing.Canonical(out.fp)
+	if err != nil {
+		return nil, false, fmt.Errorf("execution: encode footprint: %w", err)
+	}
+	key := out.fp.Hash.Key()
+	if fp, err := x.Get(ctx, out.fp.Hash); err == nil {
+		if ok, _ := x.blobsIntact(ctx, out); ok {
+			return fp, false, nil
+		}
+	}
+	var kept *Footprint
+	err = x.db.Update(func(tx *bolt.Tx) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		for _, b := range out.blobs {
+			if _, err := x.arts.PutTx(tx, b); err != nil {
+				return err
+			}
+		}
+		bk := tx.Bucket(Bucket)
+		if old := bk.Get(key); old != nil {
+			if fp, err := decodeFootprint(out.fp.Hash, old); err == nil {
+				kept = fp // first writer wins; its blobs are now intact too
+				return nil
+			}
+		}
+		return bk.Put(key, raw)
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("execution: store %s: %w", out.fp.Hash, err)
+	}
+	if kept != nil {
+		return kept, false, nil
+	}
+	return out.fp, true, nil
+}
+
+// blobsIntact reports whether every blob of out is already stored intact.
+func (x *Executor) blobsIntact(ctx context.Context, out *outcome) (bool, error) {
+	for _, b := range out.blobs {
+		ok, err := x.arts.Has(ctx, hashing.SumBLAKE3(b))
+		if err != nil || !ok {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// Get returns the footprint stored under an execution hash: ErrNotFound
+// when there is none, ErrCorrupt when its bytes no longer agree with its
+// hash and layers.
+func (x *Executor) Get(ctx context.Context, hash hashing.Digest) (*Footprint, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var raw []byte
+	err := x.db.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(Bucket); b != nil {
+			if v := b.Get(hash.Key()); v != nil {
+				raw = bytes.Clone(v)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("execution: read %s: %w", hash, err)
+	}
+	if raw == nil {
+		return nil, fmt.Errorf("execution %s: %w", hash, ErrNotFound)
+	}
+	return decodeFootprint(hash, raw)
+}
+
+// decodeFootprint decodes stored bytes and checks them against the key and
+// against themselves (every layer recomputed from the body).
+func decodeFootprint(hash hashing.Digest, raw []byte) (*Footprint, error) {
+	var fp Footprint
+	if err := hashing.DecodeStrict(raw, &fp); err != nil {
+		return nil, fmt.Errorf("execution %s: %v: %w", hash, err, ErrCorrupt)
+	}
+	if fp.Hash != hash {
+		return nil, fmt.Errorf("execution %s: the record is for %s: %w", hash, fp.Hash, ErrCorrupt)
+	}
+	if err := fp.check(); err != nil {
+		return nil, fmt.Errorf("execution %s: %v: %w", hash, err, ErrCorrupt)
+	}
+	canon, err := hashing.Canonical(&fp)
+	if err != nil || !bytes.Equal(canon, raw) {
+		return nil, fmt.Errorf("execution %s: the stored bytes are not the record's canonical form: %w", hash, ErrCorrupt)
+	}
+	return &fp, nil
+}
+
+// Verify re-checks every stored footprint (its bytes against its hash and
+// its layers, as Get does) and that the data blob and every artifact it
+// refers to is stored intact. It returns how many footprints it checked
+// and one line per problem; err wraps ErrCorrupt when there is a problem.
+func (x *Executor) Verify(ctx context.Context) (n int, problems []string, err error) {
+	problems = []string{}
+	type rec struct {
+		key string
+		raw []byte
+	}
+	var recs []rec
+	err = x.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(Bucket)
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error {
+			recs = append(recs, rec{string(k), bytes.Clone(v)})
+			return nil
+		})
+	})
+	if err != nil {
+		return 0, problems, fmt.Errorf("execution: verify: %w", err)
+	}
+	for _, r := range recs {
+		if err := ctx.Err(); err != nil {
+			return n, problems, err
+		}
+		n++
+		h, err := hashing.Parse(r.key)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("key %q: %v", clipText(r.key), err))
+			continue
+		}
+		fp, err := decodeFootprint(h, r.raw)
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		var need []hashing.Digest
+		if fp.Data.Missing == "" {
+			need = append(need, fp.Data.Digest)
+		}
+		for _, m := range fp.Morphisms {
+			for _, a := range m.Artifacts {
+				need = append(need, a.Digest)
+			}
+		}
+		for _, d := range need {
+			if ok, err := x.arts.Has(ctx, d); err != nil || !ok {
+				problems = append(problems, fmt.Sprintf("execution %s: blob %s is missing or corrupt", h, d))
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return n, problems, fmt.Errorf("execution: verify: %d problem(s), first: %s: %w", len(problems), problems[0], ErrCorrupt)
+	}
+	return n, problems, nil
+}

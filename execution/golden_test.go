@@ -1,0 +1,86 @@
+package execution
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden footprints in testdata/golden")
+
+// goldenCases are executions on real data whose footprints are pinned
+// byte for byte: all four families, several metrics, rejections, a
+// missing source.
+var goldenCases = []struct {
+	name string
+	req  map[string]any
+	opt  Options
+}{
+	{"mom_wzs_srp_wti", request("MOM_WZS", "SRP", "wti-daily.csv", map[string]any{"window": []any{25, 50, 100}}), Options{}},
+	{"mom_rev_mdd_ffn", request("MOM_REV", "MDD", "ffn-test-data.csv", map[string]any{"window": []any{5, 20}, "leverage": []any{1, 2}}), Options{}},
+	{"carry_clm_cushing", request("CARRY", "CLM", "crude-oil-wti-cushing.csv", map[string]any{"window": []any{60, 120}}), Options{}},
+	{"vol_tgt_srt_vix", request("VOL_TGT", "SRT", "vix-daily.csv", map[string]any{"risk_window": []any{20, 60}}), Options{}},
+	{"mom_wzs_trn_gas_rejections", request("MOM_WZS", "TRN", "natural-gas-daily.csv", map[string]any{"window": []any{1, 25}, "leverage": []any{0, 1, 5}}), Options{MaxLeverage: 3}},
+	{"vol_tgt_srp_sp500_gz", request("VOL_TGT", "SRP", "sp500.csv.gz", map[string]any{"lag": []any{1, 2}}), Options{}},
+	{"missing_source", request("MOM_WZS", "SRP", "no/such/file.csv", map[string]any{"window": 50}), Options{}},
+}
+
+// goldenBytes is the footprint as pinned: indented JSON without the
+// grounding id (which depends on the discovery record, not on the
+// execution).
+func goldenBytes(t *testing.T, fp *Footprint) []byte {
+	t.Helper()
+	raw, err := json.Marshal(fp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&m); err != nil {
+		t.Fatal(err)
+	}
+	delete(m, "grounding")
+	out, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(out, '\n')
+}
+
+func TestGoldenFootprints(t *testing.T) {
+	for _, c := range goldenCases {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(t, realData, c.opt)
+			fp := r.execute(t, c.req)
+			got := goldenBytes(t, fp)
+			path := filepath.Join("testdata", "golden", c.name+".json")
+			if *update {
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test -run TestGoldenFootprints -update to create it)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("footprint differs from %s (hash %s); if the change is intended, rerun with -update", path, fp.Hash)
+			}
+			// The golden file is a complete footprint: the execution hash
+			// is recomputable from it alone.
+			var back Footprint
+			if err := json.Unmarshal(want, &back); err != nil {
+				t.Fatal(err)
+			}
+			back.Grounding = fp.Grounding
+			if err := back.check(); err != nil {
+				t.Errorf("golden footprint does not check: %v", err)
+			}
+		})
+	}
+}
