@@ -29,7 +29,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -37,16 +36,9 @@ import (
 	"regexp"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/groundgate/groundgate/agent"
-	"github.com/groundgate/groundgate/artifacts"
-	"github.com/groundgate/groundgate/discover"
-	"github.com/groundgate/groundgate/execution"
-	"github.com/groundgate/groundgate/ground"
-	"github.com/groundgate/groundgate/registry"
-	"github.com/groundgate/groundgate/sampledata"
-	"github.com/groundgate/groundgate/server"
+	"github.com/groundgate/groundgate/cmd/internal/app"
 )
 
 func main() {
@@ -286,90 +278,47 @@ func f3Table(r *agent.Results) string {
 }
 
 // Server is an in-process groundgate server: a temporary bbolt file seeded
-// with the built-in catalog, the bundled sample data, on 127.0.0.1:0. It
-// repeats the wiring of cmd/groundgate's Open, which, being in package
-// main, cannot be imported.
+// with the built-in catalog, the bundled sample data, on 127.0.0.1:0 — the
+// same wiring as `groundgate serve` (cmd/internal/app).
 type Server struct {
-	URL   string
-	dir   string
-	store *registry.Store
-	disc  *discover.Discoverer
-	http  *http.Server
-	done  chan error
+	URL    string
+	dir    string
+	cancel context.CancelFunc
+	done   chan error
 }
 
 // StartServer starts one; Close stops it and removes its files.
-func StartServer(ctx context.Context) (s *Server, err error) {
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	s = &Server{}
-	defer func() {
-		if err != nil {
-			s.Close()
-		}
-	}()
-	if s.dir, err = os.MkdirTemp("", "groundgate-compare-"); err != nil {
-		return nil, err
-	}
-	if s.store, err = registry.Open(ctx, filepath.Join(s.dir, "groundgate.db"), registry.Options{Logger: log}); err != nil {
-		return nil, err
-	}
-	cat, err := registry.BuiltinCatalog()
+func StartServer(ctx context.Context) (*Server, error) {
+	dir, err := os.MkdirTemp("", "groundgate-compare-")
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.store.Seed(ctx, cat); err != nil {
-		return nil, fmt.Errorf("seed: %w", err)
-	}
-	if s.disc, err = discover.New(ctx, s.store, s.store.DB(), discover.Options{Logger: log}); err != nil {
-		return nil, err
-	}
-	gate, err := ground.New(s.store, s.disc, s.store.DB(), ground.WithLogger(log))
+	m, err := app.Open(ctx, app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(dir, "groundgate.db"),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
+		os.RemoveAll(dir)
 		return nil, err
 	}
-	arts, err := artifacts.Open(s.store.DB())
-	if err != nil {
-		return nil, err
-	}
-	exec, err := execution.New(s.store, arts, s.store.DB(), sampledata.FS(), execution.Options{Logger: log})
-	if err != nil {
-		return nil, err
-	}
-	api := server.New(server.Deps{Registry: s.store, Discoverer: s.disc, Gate: gate, Executor: exec}, server.Config{Logger: log})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	s.URL = "http://" + ln.Addr().String()
-	s.http = &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 5 * time.Second}
-	s.done = make(chan error, 1)
-	go func() { s.done <- s.http.Serve(ln) }()
+	runCtx, cancel := context.WithCancel(context.Background())
+	s := &Server{URL: "http://" + m.Addr(), dir: dir, cancel: cancel, done: make(chan error, 1)}
+	go func() { s.done <- m.Run(runCtx) }()
 	return s, nil
 }
 
-// Close shuts the server down and removes its temporary files.
+// Close shuts the server down (gracefully, closing the database) and
+// removes its temporary files.
 func (s *Server) Close() error {
-	var errs []error
-	if s.http != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		errs = append(errs, s.http.Shutdown(ctx))
-		cancel()
-		if err := <-s.done; !errors.Is(err, http.ErrServerClosed) {
-			errs = append(errs, err)
-		}
-		s.http = nil
-	}
-	if s.disc != nil {
-		errs = append(errs, s.disc.Close())
-		s.disc = nil
-	}
-	if s.store != nil {
-		errs = append(errs, s.store.Close())
-		s.store = nil
+	var err error
+	if s.cancel != nil {
+		s.cancel()
+		err = <-s.done
+		s.cancel = nil
 	}
 	if s.dir != "" {
-		errs = append(errs, os.RemoveAll(s.dir))
+		if rerr := os.RemoveAll(s.dir); err == nil {
+			err = rerr
+		}
 		s.dir = ""
 	}
-	return errors.Join(errs...)
+	return err
 }

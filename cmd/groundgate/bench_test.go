@@ -12,13 +12,15 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/groundgate/groundgate/cmd/internal/app"
 )
 
 // benchServer starts the real server for a benchmark.
 func benchServer(b *testing.B) (string, *http.Client) {
 	b.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	m, err := Open(ctx, Config{Addr: "127.0.0.1:0", DB: filepath.Join(b.TempDir(), "g.db"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	m, err := app.Open(ctx, app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(b.TempDir(), "g.db"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		b.Fatal(err)
 	}

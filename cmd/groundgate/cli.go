@@ -7,9 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"sort"
-	"strings"
 
 	"github.com/groundgate/groundgate/registry"
 )
@@ -142,55 +140,6 @@ func (c *CLI) printJSON(v any) error {
 
 // defaultDB is the bbolt file used when --db is not given.
 const defaultDB = "groundgate.db"
-
-// openMode says whether a command may create and seed a missing database.
-type openMode int
-
-const (
-	openReadOnly openMode = iota // an existing file, shared lock; a missing one is created and seeded
-	openWrite                    // read-write, created and seeded when new
-)
-
-// openRegistry opens the registry at path. A new database is seeded with
-// the built-in catalog, exactly as `groundgate serve` does.
-func openRegistry(ctx context.Context, path string, mode openMode) (*registry.Store, error) {
-	if mode == openReadOnly {
-		if _, err := os.Stat(path); err == nil {
-			s, err := registry.Open(ctx, path, registry.Options{ReadOnly: true})
-			return s, hintLocked(err, path)
-		}
-	}
-	s, err := registry.Open(ctx, path, registry.Options{})
-	if err != nil {
-		return nil, hintLocked(err, path)
-	}
-	if err := seedBuiltin(ctx, s); err != nil {
-		s.Close()
-		return nil, err
-	}
-	return s, nil
-}
-
-func seedBuiltin(ctx context.Context, s *registry.Store) error {
-	if s.Current().Version() != 0 {
-		return nil
-	}
-	cat, err := registry.BuiltinCatalog()
-	if err != nil {
-		return fmt.Errorf("built-in catalog: %w", err)
-	}
-	if _, err := s.Seed(ctx, cat); err != nil {
-		return fmt.Errorf("seed built-in catalog: %w", err)
-	}
-	return nil
-}
-
-func hintLocked(err error, path string) error {
-	if err != nil && strings.Contains(err.Error(), "timeout") {
-		return fmt.Errorf("%w (is a groundgate server using %s?)", err, path)
-	}
-	return err
-}
 
 func sortedKinds(m map[registry.Kind]int) []registry.Kind {
 	ks := make([]registry.Kind, 0, len(m))

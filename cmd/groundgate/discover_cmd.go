@@ -7,11 +7,10 @@ import (
 	"os"
 	"strings"
 
+	"github.com/groundgate/groundgate/cmd/internal/app"
 	"github.com/groundgate/groundgate/discover"
-	"github.com/groundgate/groundgate/execution"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
-	"github.com/groundgate/groundgate/registry"
 	"github.com/groundgate/groundgate/server"
 )
 
@@ -36,12 +35,12 @@ func (discoverCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 	if (q.Prompt == "") == (len(terms) == 0) {
 		return fmt.Errorf("%w: give a prompt or --term, not both and not neither", errUsage)
 	}
-	e, err := openEngines(ctx, *db, "")
+	e, err := app.OpenEngines(ctx, *db, "")
 	if err != nil {
 		return err
 	}
-	defer e.close()
-	res, err := e.disc.Discover(ctx, q)
+	defer e.Close()
+	res, err := e.Disc.Discover(ctx, q)
 	if err != nil {
 		return err
 	}
@@ -82,11 +81,11 @@ func (groundCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 	if err != nil {
 		return err
 	}
-	e, err := openEngines(ctx, *db, "")
+	e, err := app.OpenEngines(ctx, *db, "")
 	if err != nil {
 		return err
 	}
-	defer e.close()
+	defer e.Close()
 
 	p := ground.Proposal{Request: req}
 	switch {
@@ -99,13 +98,13 @@ func (groundCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 			return err
 		}
 	default:
-		res, err := e.disc.Discover(ctx, discover.Query{Prompt: *prompt})
+		res, err := e.Disc.Discover(ctx, discover.Query{Prompt: *prompt})
 		if err != nil {
 			return err
 		}
 		p.DiscoveryID = res.ID
 	}
-	out, err := e.gate.Ground(ctx, p)
+	out, err := e.Gate.Ground(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -121,50 +120,3 @@ func (groundCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 }
 
 func readAll(cli *CLI) ([]byte, error) { return io.ReadAll(io.LimitReader(cli.Stdin, 1<<20)) }
-
-// engines is the offline stack the CLI uses: store, discovery and gate on
-// one bbolt file, without a server.
-type engines struct {
-	store *registry.Store
-	disc  *discover.Discoverer
-	gate  *ground.Gate
-	exec  *execution.Executor
-	data  *dataRoot
-}
-
-// openEngines opens the registry at db (seeding a new one) and builds
-// discovery, the gate and the executor over the data root dataDir ("" for
-// the bundled sample data).
-func openEngines(ctx context.Context, db, dataDir string) (e *engines, err error) {
-	e = &engines{}
-	defer func() {
-		if err != nil {
-			e.close()
-		}
-	}()
-	if e.store, err = openRegistry(ctx, db, openWrite); err != nil {
-		return nil, err
-	}
-	if e.disc, err = discover.New(ctx, e.store, e.store.DB(), discover.Options{}); err != nil {
-		return nil, err
-	}
-	if e.gate, err = ground.New(e.store, e.disc, e.store.DB()); err != nil {
-		return nil, err
-	}
-	if e.data, err = openDataRoot(dataDir); err != nil {
-		return nil, err
-	}
-	if e.exec, err = newExecutor(e.store, e.data, nil); err != nil {
-		return nil, err
-	}
-	return e, nil
-}
-
-func (e *engines) close() {
-	if e.data != nil {
-		e.data.Close()
-	}
-	if e.store != nil {
-		e.store.Close()
-	}
-}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/groundgate/groundgate/cmd/internal/app"
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
@@ -34,11 +35,11 @@ func (runCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 	if (*gid == "") == (*reqFile == "") || (*reqFile != "" && (*prompt == "") == (*discID == "")) {
 		return fmt.Errorf("%w: give --grounding ID, or --request FILE with one of --prompt and --discovery", errUsage)
 	}
-	e, err := openEngines(ctx, *db, *data)
+	e, err := app.OpenEngines(ctx, *db, *data)
 	if err != nil {
 		return err
 	}
-	defer e.close()
+	defer e.Close()
 
 	var g *ground.Grounded
 	if *gid != "" {
@@ -46,7 +47,7 @@ func (runCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 		if err != nil {
 			return fmt.Errorf("%w: --grounding: %v", errUsage, err)
 		}
-		if g, err = e.gate.Load(ctx, id); err != nil {
+		if g, err = e.Gate.Load(ctx, id); err != nil {
 			return err
 		}
 	} else {
@@ -60,13 +61,13 @@ func (runCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 				return fmt.Errorf("%w: --discovery: %v", errUsage, err)
 			}
 		} else {
-			res, err := e.disc.Discover(ctx, discover.Query{Prompt: *prompt})
+			res, err := e.Disc.Discover(ctx, discover.Query{Prompt: *prompt})
 			if err != nil {
 				return err
 			}
 			p.DiscoveryID = res.ID
 		}
-		out, err := e.gate.Ground(ctx, p)
+		out, err := e.Gate.Ground(ctx, p)
 		if err != nil {
 			return err
 		}
@@ -80,7 +81,7 @@ func (runCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 		}
 		g = out.Grounded
 	}
-	fp, err := e.exec.Execute(ctx, g)
+	fp, err := e.Exec.Execute(ctx, g)
 	if err != nil {
 		return err
 	}
@@ -103,12 +104,12 @@ func (replayCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", errUsage, err)
 	}
-	e, err := openEngines(ctx, *db, "")
+	e, err := app.OpenEngines(ctx, *db, "")
 	if err != nil {
 		return err
 	}
-	defer e.close()
-	rep, err := e.exec.Replay(ctx, h)
+	defer e.Close()
+	rep, err := e.Exec.Replay(ctx, h)
 	if err != nil {
 		return err
 	}
@@ -140,12 +141,12 @@ func (diffCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 			return fmt.Errorf("%w: %v", errUsage, err)
 		}
 	}
-	e, err := openEngines(ctx, *db, "")
+	e, err := app.OpenEngines(ctx, *db, "")
 	if err != nil {
 		return err
 	}
-	defer e.close()
-	rep, err := e.exec.Diff(ctx, hs[0], hs[1])
+	defer e.Close()
+	rep, err := e.Exec.Diff(ctx, hs[0], hs[1])
 	if err != nil {
 		return err
 	}

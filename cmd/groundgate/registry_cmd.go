@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"text/tabwriter"
 
+	"github.com/groundgate/groundgate/cmd/internal/app"
 	"github.com/groundgate/groundgate/registry"
 )
 
@@ -51,11 +52,11 @@ func (r *registryCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 	if sub == "verify" {
 		return verify(ctx, cli, *db)
 	}
-	mode := openReadOnly
+	mode := app.OpenReadOnly
 	if sub == "put" {
-		mode = openWrite
+		mode = app.OpenWrite
 	}
-	s, err := openRegistry(ctx, *db, mode)
+	s, err := app.OpenRegistry(ctx, *db, mode)
 	if err != nil {
 		return err
 	}
@@ -121,7 +122,7 @@ func verify(ctx context.Context, cli *CLI, db string) error {
 	}
 	rep, err := registry.VerifyFile(ctx, db)
 	if err != nil && len(rep.Problems) == 0 {
-		return hintLocked(err, db)
+		return app.HintLocked(err, db)
 	}
 	for _, p := range rep.Problems {
 		fmt.Fprintf(cli.Stderr, "MISMATCH: %s\n", p)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/groundgate/groundgate/cmd/internal/app"
 	"github.com/groundgate/groundgate/registry"
 	"github.com/groundgate/groundgate/server"
 )
@@ -25,7 +26,7 @@ const testToken = "s3cret-admin-token"
 
 type testServer struct {
 	t      *testing.T
-	m      *Main
+	m      *app.Main
 	base   string
 	db     string
 	cancel context.CancelFunc
@@ -53,7 +54,7 @@ func startServerOn(t *testing.T, db, data string) *testServer {
 		db = filepath.Join(t.TempDir(), "groundgate.db")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	m, err := Open(ctx, Config{Addr: "127.0.0.1:0", DB: db, Data: data, AdminToken: testToken,
+	m, err := app.Open(ctx, app.Config{Addr: "127.0.0.1:0", DB: db, Data: data, AdminToken: testToken,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		cancel()
@@ -275,7 +276,7 @@ func TestRegistryWritesAuthAndLiveDiscovery(t *testing.T) {
 func TestWritesRefusedWithoutToken(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	m, err := Open(ctx, Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "g.db"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	m, err := app.Open(ctx, app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "g.db"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -499,5 +500,15 @@ func (a *openAPI) check(t *testing.T, method, path string, r response) {
 	}
 	if err := sch.Validate(inst); err != nil {
 		t.Errorf("%s %s %d: response does not match openapi.json: %v\n%.500s", method, tpl, r.status, err, r.body)
+	}
+}
+
+// An inversion cue surfaces the opposite family as evidence of its own mode,
+// and the response still matches the OpenAPI document.
+func TestInversionOverREST(t *testing.T) {
+	ts := startServer(t, "")
+	r := ts.do("POST", "/v1/discover", `{"prompt":"a momentum strategy but the other way round, scored by sharpe"}`)
+	if r.status != 200 || !strings.Contains(string(r.body), `"mode":"inversion"`) || !strings.Contains(string(r.body), `"MOM_REV"`) {
+		t.Fatalf("%d %s", r.status, r.body)
 	}
 }

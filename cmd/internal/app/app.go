@@ -1,0 +1,295 @@
+// Package app wires groundgate's parts together: the bbolt store, the
+// built-in catalog, discovery, the gate, the executor, the data root and
+// the HTTP server. Commands in cmd/ share it; packages never read global
+// configuration.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/groundgate/groundgate/artifacts"
+	"github.com/groundgate/groundgate/discover"
+	"github.com/groundgate/groundgate/execution"
+	"github.com/groundgate/groundgate/ground"
+	"github.com/groundgate/groundgate/registry"
+	"github.com/groundgate/groundgate/sampledata"
+	"github.com/groundgate/groundgate/server"
+)
+
+// Config is everything the server process needs; nothing is read from
+// globals.
+type Config struct {
+	Addr       string // listen address; "127.0.0.1:0" picks a free port
+	DB         string // bbolt file, created and seeded when new
+	Data       string // data root: sources resolve inside it; "" means the bundled sample data
+	AdminToken string // registry write token; empty refuses writes
+	Logger     *slog.Logger
+	// ShutdownTimeout bounds the wait for in-flight requests.
+	ShutdownTimeout time.Duration
+}
+
+// Main is the wired server: store, discovery, gate and HTTP, opened from a
+// Config. Tests run it on 127.0.0.1:0 in a temp dir.
+type Main struct {
+	cfg   Config
+	Store *registry.Store
+	Disc  *discover.Discoverer
+	Gate  *ground.Gate
+	Exec  *execution.Executor
+	data  *DataRoot
+	http  *http.Server
+	ln    net.Listener
+}
+
+// Open opens the database (seeding a new one with the built-in catalog),
+// builds discovery and the gate, and starts listening.
+func Open(ctx context.Context, cfg Config) (m *Main, err error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	}
+	if cfg.ShutdownTimeout == 0 {
+		cfg.ShutdownTimeout = 15 * time.Second
+	}
+	m = &Main{cfg: cfg}
+	defer func() {
+		if err != nil {
+			m.Close()
+		}
+	}()
+	if m.data, err = OpenDataRoot(cfg.Data); err != nil {
+		return nil, err
+	}
+	m.Store, err = registry.Open(ctx, cfg.DB, registry.Options{Logger: cfg.Logger})
+	if err != nil {
+		return nil, HintLocked(err, cfg.DB)
+	}
+	if err := SeedBuiltin(ctx, m.Store); err != nil {
+		return nil, err
+	}
+	m.Disc, err = discover.New(ctx, m.Store, m.Store.DB(), discover.Options{Logger: cfg.Logger})
+	if err != nil {
+		return nil, err
+	}
+	m.Gate, err = ground.New(m.Store, m.Disc, m.Store.DB(), ground.WithLogger(cfg.Logger))
+	if err != nil {
+		return nil, err
+	}
+	if m.Exec, err = NewExecutor(m.Store, m.data, cfg.Logger); err != nil {
+		return nil, err
+	}
+	srv := server.New(server.Deps{Registry: m.Store, Discoverer: m.Disc, Gate: m.Gate, Executor: m.Exec},
+		server.Config{AdminToken: cfg.AdminToken, Logger: cfg.Logger})
+	m.http = &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
+	}
+	m.ln, err = net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen %s: %w", cfg.Addr, err)
+	}
+	return m, nil
+}
+
+// Addr is the address the server listens on.
+func (m *Main) Addr() string { return m.ln.Addr().String() }
+
+// Run serves until ctx is cancelled, then shuts down gracefully: the
+// listener closes, in-flight requests finish (up to ShutdownTimeout), and
+// the database is closed cleanly.
+func (m *Main) Run(ctx context.Context) error {
+	cur := m.Store.Current()
+	m.cfg.Logger.Info("serving", "addr", m.Addr(), "db", m.cfg.DB, "data", m.data.Name,
+		"version", cur.Version(), "registry", cur.Registry().String(), "writes", m.cfg.AdminToken != "")
+	errc := make(chan error, 1)
+	go func() { errc <- m.http.Serve(m.ln) }()
+	select {
+	case err := <-errc:
+		m.Close()
+		return err
+	case <-ctx.Done():
+	}
+	m.cfg.Logger.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), m.cfg.ShutdownTimeout)
+	defer cancel()
+	err := m.http.Shutdown(sctx)
+	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = serr
+	}
+	if cerr := m.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Close releases the listener, the data root and the database.
+func (m *Main) Close() error {
+	if m.ln != nil {
+		m.ln.Close()
+	}
+	if m.data != nil {
+		m.data.Close()
+	}
+	if m.Disc != nil {
+		m.Disc.Close()
+	}
+	if m.Store != nil {
+		err := m.Store.Close()
+		m.Store = nil
+		return err
+	}
+	return nil
+}
+
+// DataRoot is where request data sources resolve: a directory opened with
+// os.OpenRoot (which refuses "..", absolute paths and symlinks leading out
+// of it), or the bundled sample data.
+type DataRoot struct {
+	FS   fs.FS
+	Name string
+	root *os.Root
+}
+
+// OpenDataRoot opens dir as a data root; "" means the bundled sample data.
+func OpenDataRoot(dir string) (*DataRoot, error) {
+	if dir == "" {
+		return &DataRoot{FS: sampledata.FS(), Name: "(bundled sample data)"}, nil
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("data root: %w", err)
+	}
+	return &DataRoot{FS: root.FS(), Name: dir, root: root}, nil
+}
+
+// Close releases the directory handle, if any.
+func (d *DataRoot) Close() error {
+	if d.root != nil {
+		return d.root.Close()
+	}
+	return nil
+}
+
+// NewExecutor builds the executor over the store's file and the data root.
+func NewExecutor(s *registry.Store, data *DataRoot, log *slog.Logger) (*execution.Executor, error) {
+	arts, err := artifacts.Open(s.DB())
+	if err != nil {
+		return nil, err
+	}
+	return execution.New(s, arts, s.DB(), data.FS, execution.Options{Logger: log})
+}
+
+// OpenMode says whether a command may create and seed a missing database.
+type OpenMode int
+
+const (
+	OpenReadOnly OpenMode = iota // an existing file, shared lock; a missing one is created and seeded
+	OpenWrite                    // read-write, created and seeded when new
+)
+
+// OpenRegistry opens the registry at path. A new database is seeded with
+// the built-in catalog, exactly as `groundgate serve` does.
+func OpenRegistry(ctx context.Context, path string, mode OpenMode) (*registry.Store, error) {
+	if mode == OpenReadOnly {
+		if _, err := os.Stat(path); err == nil {
+			s, err := registry.Open(ctx, path, registry.Options{ReadOnly: true})
+			return s, HintLocked(err, path)
+		}
+	}
+	s, err := registry.Open(ctx, path, registry.Options{})
+	if err != nil {
+		return nil, HintLocked(err, path)
+	}
+	if err := SeedBuiltin(ctx, s); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// SeedBuiltin seeds an empty registry with the built-in catalog.
+func SeedBuiltin(ctx context.Context, s *registry.Store) error {
+	if s.Current().Version() != 0 {
+		return nil
+	}
+	cat, err := registry.BuiltinCatalog()
+	if err != nil {
+		return fmt.Errorf("built-in catalog: %w", err)
+	}
+	if _, err := s.Seed(ctx, cat); err != nil {
+		return fmt.Errorf("seed built-in catalog: %w", err)
+	}
+	return nil
+}
+
+// HintLocked adds a hint when bbolt's file lock timed out.
+func HintLocked(err error, path string) error {
+	if err != nil && strings.Contains(err.Error(), "timeout") {
+		return fmt.Errorf("%w (is a groundgate server using %s?)", err, path)
+	}
+	return err
+}
+
+// Engines is the offline stack the CLI uses: store, discovery and gate on
+// one bbolt file, without a server.
+type Engines struct {
+	Store *registry.Store
+	Disc  *discover.Discoverer
+	Gate  *ground.Gate
+	Exec  *execution.Executor
+	data  *DataRoot
+}
+
+// OpenEngines opens the registry at db (seeding a new one) and builds
+// discovery, the gate and the executor over the data root dataDir ("" for
+// the bundled sample data).
+func OpenEngines(ctx context.Context, db, dataDir string) (e *Engines, err error) {
+	e = &Engines{}
+	defer func() {
+		if err != nil {
+			e.Close()
+		}
+	}()
+	if e.Store, err = OpenRegistry(ctx, db, OpenWrite); err != nil {
+		return nil, err
+	}
+	if e.Disc, err = discover.New(ctx, e.Store, e.Store.DB(), discover.Options{}); err != nil {
+		return nil, err
+	}
+	if e.Gate, err = ground.New(e.Store, e.Disc, e.Store.DB()); err != nil {
+		return nil, err
+	}
+	if e.data, err = OpenDataRoot(dataDir); err != nil {
+		return nil, err
+	}
+	if e.Exec, err = NewExecutor(e.Store, e.data, nil); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Close releases the data root and the database.
+func (e *Engines) Close() {
+	if e.data != nil {
+		e.data.Close()
+	}
+	if e.Disc != nil {
+		e.Disc.Close()
+	}
+	if e.Store != nil {
+		e.Store.Close()
+	}
+}
