@@ -42,7 +42,7 @@ func (c evidenceCheck) Check(ctx context.Context, a *Admission) ([]Failure, erro
 	case p.DiscoveryID.IsZero() && p.Inline == nil:
 		return []Failure{fail("discovery", F1, "", "discovery evidence is missing: run discovery on the researcher's prompt and pass its id")}, nil
 	case !p.DiscoveryID.IsZero():
-		res, err := c.g.ev.Lookup(ctx, p.DiscoveryID)
+		res, err := c.g.cache.lookup(ctx, c.g.ev, p.DiscoveryID)
 		switch {
 		case errors.Is(err, discover.ErrNotFound):
 			return []Failure{fail("discovery", F8, p.DiscoveryID.String(), "this server never produced discovery evidence with this id")}, nil

@@ -113,6 +113,7 @@ type Gate struct {
 	db     *bolt.DB
 	log    *slog.Logger
 	checks []Check
+	cache  *evidenceCache
 }
 
 // Option configures a Gate.
@@ -128,7 +129,7 @@ var bucketRecords = []byte("ground.records")
 
 // New returns a gate that keeps its records in db (the registry's file).
 func New(reg Registry, ev Evidence, db *bolt.DB, opts ...Option) (*Gate, error) {
-	g := &Gate{reg: reg, ev: ev, db: db, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	g := &Gate{reg: reg, ev: ev, db: db, log: slog.New(slog.NewTextHandler(io.Discard, nil)), cache: newEvidenceCache()}
 	g.checks = []Check{requestCheck{}, evidenceCheck{g}, groundingCheck{}, identityCheck{}, paramsCheck{}}
 	for _, o := range opts {
 		o(g)
