@@ -146,6 +146,7 @@ func TestIdentityCoversExactlyTheBehaviouralLayers(t *testing.T) {
 			t.Errorf("leaf %s in no known layer", p)
 		}
 	}
+	t.Logf("%d leaves mutated: %v", len(paths), counted)
 	for _, l := range []string{"sem", "alg", "impl", "disc", "name", "kind"} {
 		if counted[l] == 0 {
 			t.Errorf("no leaf mutated in %s", l)
