@@ -38,7 +38,7 @@ import (
 	"syscall"
 
 	"github.com/groundgate/groundgate/agent"
-	"github.com/groundgate/groundgate/cmd/internal/app"
+	"github.com/groundgate/groundgate/internal/app"
 )
 
 func main() {
@@ -279,7 +279,7 @@ func f3Table(r *agent.Results) string {
 
 // Server is an in-process groundgate server: a temporary bbolt file seeded
 // with the built-in catalog, the bundled sample data, on 127.0.0.1:0 — the
-// same wiring as `groundgate serve` (cmd/internal/app).
+// same wiring as `groundgate serve` (internal/app).
 type Server struct {
 	URL    string
 	dir    string

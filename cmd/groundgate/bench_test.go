@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/groundgate/groundgate/cmd/internal/app"
+	"github.com/groundgate/groundgate/internal/app"
 )
 
 // benchServer starts the real server for a benchmark.

@@ -7,10 +7,10 @@ import (
 	"os"
 	"strings"
 
-	"github.com/groundgate/groundgate/cmd/internal/app"
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/internal/app"
 	"github.com/groundgate/groundgate/server"
 )
 

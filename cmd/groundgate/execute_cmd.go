@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/groundgate/groundgate/cmd/internal/app"
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/internal/app"
 	"github.com/groundgate/groundgate/server"
 )
 

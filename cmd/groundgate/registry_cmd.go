@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"text/tabwriter"
 
-	"github.com/groundgate/groundgate/cmd/internal/app"
+	"github.com/groundgate/groundgate/internal/app"
 	"github.com/groundgate/groundgate/registry"
 )
 

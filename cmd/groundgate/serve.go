@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/groundgate/groundgate/cmd/internal/app"
+	"github.com/groundgate/groundgate/internal/app"
 )
 
 type serveCmd struct{}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/groundgate/groundgate/cmd/internal/app"
+	"github.com/groundgate/groundgate/internal/app"
 	"github.com/groundgate/groundgate/registry"
 	"github.com/groundgate/groundgate/server"
 )

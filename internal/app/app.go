@@ -1,6 +1,7 @@
 // Package app wires groundgate's parts together: the bbolt store, the
 // built-in catalog, discovery, the gate, the executor, the data root and
-// the HTTP server. Commands in cmd/ share it; packages never read global
+// the HTTP server. The commands in cmd/ and the reproducibility suite share
+// it, so there is one wiring; packages never read global
 // configuration.
 package app
 
@@ -256,10 +257,34 @@ type Engines struct {
 // OpenEngines opens the registry at db (seeding a new one) and builds
 // discovery, the gate and the executor over the data root dataDir ("" for
 // the bundled sample data).
-func OpenEngines(ctx context.Context, db, dataDir string) (e *Engines, err error) {
-	e = &Engines{}
+func OpenEngines(ctx context.Context, db, dataDir string) (*Engines, error) {
+	data, err := OpenDataRoot(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	e, err := openEngines(ctx, db, data)
+	if err != nil {
+		data.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// OpenEnginesFS is OpenEngines over any fs.FS as the data root (nil for
+// the bundled sample data), for tests and experiments.
+func OpenEnginesFS(ctx context.Context, db string, data fs.FS) (*Engines, error) {
+	root := &DataRoot{FS: data, Name: "(fs.FS)"}
+	if data == nil {
+		root = &DataRoot{FS: sampledata.FS(), Name: "(bundled sample data)"}
+	}
+	return openEngines(ctx, db, root)
+}
+
+func openEngines(ctx context.Context, db string, data *DataRoot) (e *Engines, err error) {
+	e = &Engines{data: data}
 	defer func() {
 		if err != nil {
+			e.data = nil // the caller owns data on failure
 			e.Close()
 		}
 	}()
@@ -272,24 +297,25 @@ func OpenEngines(ctx context.Context, db, dataDir string) (e *Engines, err error
 	if e.Gate, err = ground.New(e.Store, e.Disc, e.Store.DB()); err != nil {
 		return nil, err
 	}
-	if e.data, err = OpenDataRoot(dataDir); err != nil {
-		return nil, err
-	}
 	if e.Exec, err = NewExecutor(e.Store, e.data, nil); err != nil {
 		return nil, err
 	}
 	return e, nil
 }
 
-// Close releases the data root and the database.
-func (e *Engines) Close() {
-	if e.data != nil {
-		e.data.Close()
-	}
+// Close releases discovery, the data root and the database. Closing twice
+// is harmless.
+func (e *Engines) Close() error {
+	var errs []error
 	if e.Disc != nil {
-		e.Disc.Close()
+		errs = append(errs, e.Disc.Close())
+	}
+	if e.data != nil {
+		errs = append(errs, e.data.Close())
 	}
 	if e.Store != nil {
-		e.Store.Close()
+		errs = append(errs, e.Store.Close())
 	}
+	*e = Engines{}
+	return errors.Join(errs...)
 }
