@@ -2,7 +2,6 @@ package execution
 
 import (
 	"fmt"
-	"math"
 	"sort"
 
 	"github.com/groundgate/groundgate/ground"
@@ -101,7 +100,7 @@ func schemaFailures(axes []gridParam, pt map[string]Value) (schema, bounds []str
 			schema = append(schema, fmt.Sprintf("parameter %q is required and has no default", ax.name))
 			continue
 		}
-		if msg := typeMismatch(ax.spec.Type, v); msg != "" {
+		if msg := ax.spec.Type.Mismatch(v.IsString(), v.Float()); msg != "" {
 			schema = append(schema, fmt.Sprintf("parameter %q = %s: %s", ax.name, v, msg))
 			continue
 		}
@@ -116,26 +115,6 @@ func schemaFailures(axes []gridParam, pt map[string]Value) (schema, bounds []str
 		}
 	}
 	return schema, bounds
-}
-
-func typeMismatch(t registry.ParamType, v Value) string {
-	switch t {
-	case registry.ParamInt:
-		if v.IsString() || v.Float() != math.Trunc(v.Float()) || math.Abs(v.Float()) > 1<<53 {
-			return "want an integer"
-		}
-	case registry.ParamFloat:
-		if v.IsString() {
-			return "want a number"
-		}
-	case registry.ParamString, registry.ParamColumn:
-		if !v.IsString() {
-			return "want a string"
-		}
-	default:
-		return fmt.Sprintf("unknown parameter type %q", t)
-	}
-	return ""
 }
 
 // negativeParams is the "non_negative" predicate: every numeric parameter

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -208,7 +207,7 @@ func (paramsCheck) Check(_ context.Context, a *Admission) ([]Failure, error) {
 			continue
 		}
 		for i, v := range a.request.Params[name].Values {
-			if msg := typeError(spec.Type, v); msg != "" {
+			if msg := spec.Type.Mismatch(v.IsString(), v.Float()); msg != "" {
 				fails = append(fails, fail("params."+name, F1, v.String(), fmt.Sprintf("value %d: %s", i, msg)))
 			}
 		}
@@ -219,24 +218,6 @@ func (paramsCheck) Check(_ context.Context, a *Admission) ([]Failure, error) {
 		}
 	}
 	return fails, nil
-}
-
-func typeError(t registry.ParamType, v Scalar) string {
-	switch t {
-	case registry.ParamInt:
-		if v.IsString() || v.Float() != math.Trunc(v.Float()) || math.Abs(v.Float()) > 1<<53 {
-			return "want an integer"
-		}
-	case registry.ParamFloat:
-		if v.IsString() {
-			return "want a number"
-		}
-	case registry.ParamString, registry.ParamColumn:
-		if !v.IsString() {
-			return "want a string"
-		}
-	}
-	return ""
 }
 
 func matchedNames(r *discover.Result, kind registry.Kind) []string {

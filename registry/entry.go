@@ -12,6 +12,8 @@
 package registry
 
 import (
+	"fmt"
+	"math"
 	"slices"
 
 	"github.com/groundgate/groundgate/hashing"
@@ -184,4 +186,28 @@ func (e Entry) Clone() Entry {
 	c.Disc.Tags = slices.Clone(e.Disc.Tags)
 	c.Disc.Examples = slices.Clone(e.Disc.Examples)
 	return c
+}
+
+// Mismatch says why a parameter value does not fit the type, or "" when
+// it does: int wants an integral number (exact in a float64), float any
+// number, string and column a string. The gate and the executor both ask
+// it, so they agree on what a well-typed parameter is.
+func (t ParamType) Mismatch(isString bool, num float64) string {
+	switch t {
+	case ParamInt:
+		if isString || num != math.Trunc(num) || math.Abs(num) > 1<<53 {
+			return "want an integer"
+		}
+	case ParamFloat:
+		if isString {
+			return "want a number"
+		}
+	case ParamString, ParamColumn:
+		if !isString {
+			return "want a string"
+		}
+	default:
+		return fmt.Sprintf("unknown parameter type %q", t)
+	}
+	return ""
 }

@@ -325,3 +325,21 @@ func mustGet(t testing.TB, s *Store, v uint64, name string) Capability {
 	}
 	return c
 }
+
+func TestParamTypeMismatch(t *testing.T) {
+	for _, tc := range []struct {
+		t      ParamType
+		isStr  bool
+		num    float64
+		wantOK bool
+	}{
+		{ParamInt, false, 50, true}, {ParamInt, false, 50.5, false}, {ParamInt, true, 0, false}, {ParamInt, false, 1 << 54, false},
+		{ParamFloat, false, 0.1, true}, {ParamFloat, true, 0, false},
+		{ParamString, true, 0, true}, {ParamColumn, true, 0, true}, {ParamColumn, false, 1, false},
+		{ParamType("complex"), false, 1, false},
+	} {
+		if got := tc.t.Mismatch(tc.isStr, tc.num); (got == "") != tc.wantOK {
+			t.Errorf("%s.Mismatch(%v, %v) = %q, want ok=%v", tc.t, tc.isStr, tc.num, got, tc.wantOK)
+		}
+	}
+}
