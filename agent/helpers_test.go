@@ -16,6 +16,7 @@ import (
 	"github.com/groundgate/groundgate/execution"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/registry"
+	"github.com/groundgate/groundgate/registry/registrytest"
 	"github.com/groundgate/groundgate/sampledata"
 	"github.com/groundgate/groundgate/server"
 )
@@ -68,18 +69,7 @@ func startServer(t testing.TB, withExecutor bool) *httptest.Server {
 	t.Helper()
 	ctx := context.Background()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	store, err := registry.Open(ctx, filepath.Join(t.TempDir(), "gg.db"), registry.Options{Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	cat, err := registry.BuiltinCatalog()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := store.Seed(ctx, cat); err != nil {
-		t.Fatal(err)
-	}
+	store := registrytest.Seeded(t, filepath.Join(t.TempDir(), "gg.db"), registry.Options{Logger: log})
 	disc, err := discover.New(ctx, store, store.DB(), discover.Options{Logger: log})
 	if err != nil {
 		t.Fatal(err)

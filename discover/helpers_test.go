@@ -10,6 +10,7 @@ import (
 
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/registry"
+	"github.com/groundgate/groundgate/registry/registrytest"
 )
 
 // catalog returns the built-in catalog the tests seed with.
@@ -28,14 +29,7 @@ func catalog(t testing.TB) []registry.Entry {
 func mustOpenStore(t testing.TB) (*registry.Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "gg.db")
-	s, err := registry.Open(context.Background(), path, registry.Options{})
-	if err != nil {
-		t.Fatalf("open registry: %v", err)
-	}
-	if _, err := s.Seed(context.Background(), catalog(t)); err != nil {
-		s.Close()
-		t.Fatalf("seed: %v", err)
-	}
+	s := registrytest.Seeded(t, path, registry.Options{})
 	t.Cleanup(func() {
 		checkEvidence(t, s)
 		s.Close()

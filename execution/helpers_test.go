@@ -13,6 +13,7 @@ import (
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/registry"
+	"github.com/groundgate/groundgate/registry/registrytest"
 )
 
 // realData is the directory of real daily series shared with the frame and
@@ -37,19 +38,7 @@ type rig struct {
 func newRig(t testing.TB, dataDir string, opt Options) *rig {
 	t.Helper()
 	r := &rig{dbPath: filepath.Join(t.TempDir(), "gg.db"), dataDir: dataDir, opt: opt}
-	ctx := context.Background()
-	s, err := registry.Open(ctx, r.dbPath, registry.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := registry.BuiltinCatalog()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Seed(ctx, cat); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
+	registrytest.Seeded(t, r.dbPath, registry.Options{}).Close() // r.open reopens it
 	r.open(t)
 	t.Cleanup(func() { r.close(t) })
 	return r

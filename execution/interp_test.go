@@ -10,6 +10,7 @@ import (
 	"github.com/groundgate/groundgate/execution/frame"
 	"github.com/groundgate/groundgate/execution/kernel"
 	"github.com/groundgate/groundgate/registry"
+	"github.com/groundgate/groundgate/registry/registrytest"
 )
 
 func loadReal(t testing.TB, name string) *frame.Frame {
@@ -23,20 +24,7 @@ func loadReal(t testing.TB, name string) *frame.Frame {
 
 func seededSnapshot(t testing.TB) *registry.Snapshot {
 	t.Helper()
-	ctx := context.Background()
-	s, err := registry.Open(ctx, filepath.Join(t.TempDir(), "r.db"), registry.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	cat, err := registry.BuiltinCatalog()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Seed(ctx, cat); err != nil {
-		t.Fatal(err)
-	}
-	return s.Current()
+	return registrytest.Seeded(t, filepath.Join(t.TempDir(), "r.db"), registry.Options{}).Current()
 }
 
 // compileFamily compiles the registry's expression of a family for the

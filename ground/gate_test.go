@@ -13,6 +13,7 @@ import (
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/registry"
+	"github.com/groundgate/groundgate/registry/registrytest"
 )
 
 type rig struct {
@@ -24,18 +25,7 @@ type rig struct {
 func newRig(t testing.TB) *rig {
 	t.Helper()
 	ctx := context.Background()
-	s, err := registry.Open(ctx, filepath.Join(t.TempDir(), "g.db"), registry.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	cat, err := registry.BuiltinCatalog()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Seed(ctx, cat); err != nil {
-		t.Fatal(err)
-	}
+	s := registrytest.Seeded(t, filepath.Join(t.TempDir(), "g.db"), registry.Options{})
 	d, err := discover.New(ctx, s, s.DB(), discover.Options{})
 	if err != nil {
 		t.Fatal(err)
