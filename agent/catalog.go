@@ -1,8 +1,10 @@
 package agent
 
 import (
-	"reflect"
 	"sort"
+
+	"github.com/groundgate/groundgate/discover"
+	"github.com/groundgate/groundgate/registry"
 )
 
 // Kinds the comparison uses.
@@ -38,18 +40,18 @@ type Catalog struct {
 
 // NewCatalog builds the catalog from a registry export.
 func NewCatalog(e *Export) *Catalog {
-	c := &Catalog{Version: e.Version, Registry: e.Registry, caps: map[string]Capability{}}
+	c := &Catalog{Version: e.Version, Registry: e.Registry.String(), caps: map[string]Capability{}}
 	for _, cp := range e.Capabilities {
-		if cp.Kind != KindFamily && cp.Kind != KindMetric {
+		if cp.Kind != registry.KindFamily && cp.Kind != registry.KindMetric {
 			continue
 		}
 		c.caps[cp.Name] = cp
 		if cp.Disc.Deprecated {
 			continue
 		}
-		o := Option{Name: cp.Name, Kind: cp.Kind, Description: cp.Disc.Description,
+		o := Option{Name: cp.Name, Kind: string(cp.Kind), Description: cp.Disc.Description,
 			Aliases: cp.Disc.Aliases, Tags: cp.Disc.Tags, Params: cp.Alg.Params}
-		if cp.Kind == KindFamily {
+		if cp.Kind == registry.KindFamily {
 			c.Families = append(c.Families, o)
 		} else {
 			c.Metrics = append(c.Metrics, o)
@@ -65,7 +67,7 @@ func NewCatalog(e *Export) *Catalog {
 // ones included: they exist, schema validation accepts them).
 func (c *Catalog) Has(kind, name string) bool {
 	cp, ok := c.caps[name]
-	return ok && cp.Kind == kind
+	return ok && string(cp.Kind) == kind
 }
 
 // Select returns the catalog's options of the given kind whose names are
@@ -89,17 +91,10 @@ func (c *Catalog) Select(kind string, names []string) []Option {
 }
 
 // Opposite reports whether families a and b are semantic inversions of
-// each other: both families, with opposite orientations ("positive" and
-// "negative") and the same algebraic layer (inputs, outputs, arity,
-// parameter schema). This is the behavioural half of the discovery
-// package's inversion rule; it reads no names or descriptions.
+// each other, by the discovery package's own rule (discover.Opposite): the
+// harness and discovery share one definition.
 func (c *Catalog) Opposite(a, b string) bool {
 	x, ok1 := c.caps[a]
 	y, ok2 := c.caps[b]
-	if !ok1 || !ok2 || x.Kind != KindFamily || y.Kind != KindFamily {
-		return false
-	}
-	o := map[string]string{"positive": "negative", "negative": "positive"}
-	return o[x.Sem.Orientation] == y.Sem.Orientation && o[x.Sem.Orientation] != "" &&
-		reflect.DeepEqual(x.Alg, y.Alg)
+	return ok1 && ok2 && discover.Opposite(x.Entry, y.Entry)
 }

@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/groundgate/groundgate/registry"
 )
 
 // Client talks to a groundgate server's REST API (docs/api.md, SPEC §7).
@@ -63,52 +65,14 @@ const (
 	ProblemNotFound    = "urn:groundgate:problem:not-found"
 )
 
-// Capability is one registry entry as GET /v1/registry lists it, reduced
-// to what the harness reads.
-type Capability struct {
-	Name string `json:"name"`
-	Kind string `json:"kind"`
-	Sem  struct {
-		Orientation string `json:"orientation"`
-	} `json:"sem"`
-	Alg      Algebraic `json:"alg"`
-	Disc     Disc      `json:"disc"`
-	Identity string    `json:"identity"`
-}
-
-// Algebraic is a capability's type signature and parameter schema.
-type Algebraic struct {
-	Inputs     []string `json:"inputs"`
-	Outputs    []string `json:"outputs"`
-	Arity      int      `json:"arity"`
-	Reversible bool     `json:"reversible"`
-	Params     []Param  `json:"params,omitempty"`
-}
-
-// Param is one entry of a family's parameter schema.
-type Param struct {
-	Name    string   `json:"name"`
-	Type    string   `json:"type"` // int, float, string, column
-	Default any      `json:"default,omitempty"`
-	Min     *float64 `json:"min,omitempty"`
-	Max     *float64 `json:"max,omitempty"`
-	Doc     string   `json:"doc,omitempty"`
-}
-
-// Disc is a capability's discovery layer.
-type Disc struct {
-	Aliases     []string `json:"aliases,omitempty"`
-	Description string   `json:"description"`
-	Tags        []string `json:"tags,omitempty"`
-	Deprecated  bool     `json:"deprecated,omitempty"`
-}
-
-// Export is the body of GET /v1/registry.
-type Export struct {
-	Version      uint64       `json:"version"`
-	Registry     string       `json:"registry"`
-	Capabilities []Capability `json:"capabilities"`
-}
+// The registry's published shapes, decoded as the registry package defines
+// them (GET /v1/registry is registry.Export), so the harness sees exactly
+// what the server publishes.
+type (
+	Export     = registry.Export
+	Capability = registry.Capability
+	Param      = registry.Param
+)
 
 // Match is one discovered capability (SPEC §4).
 type Match struct {

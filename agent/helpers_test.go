@@ -21,15 +21,12 @@ import (
 	"github.com/groundgate/groundgate/server"
 )
 
-// builtinCatalog is the built-in registry as a client sees it: the
-// entries go through JSON into an Export.
+// builtinCatalog is the built-in registry as a client sees it: the body
+// GET /v1/registry serves for a new database, through JSON into an Export.
 func builtinCatalog(t testing.TB) *Catalog {
 	t.Helper()
-	es, err := registry.BuiltinCatalog()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := json.Marshal(map[string]any{"version": 1, "registry": "sha256:test", "capabilities": es})
+	s := registrytest.Seeded(t, filepath.Join(t.TempDir(), "cat.db"), registry.Options{})
+	b, err := json.Marshal(s.Current().Export())
 	if err != nil {
 		t.Fatal(err)
 	}

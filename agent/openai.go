@@ -322,7 +322,7 @@ func writeOption(b *strings.Builder, o Option) {
 }
 
 func describeParam(p Param) string {
-	s := p.Name + " (" + p.Type
+	s := p.Name + " (" + string(p.Type)
 	if p.Default == nil {
 		s += ", required"
 	} else {

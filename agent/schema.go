@@ -72,7 +72,7 @@ func SchemaDocument(cat *Catalog) map[string]any {
 		props := map[string]any{}
 		required := []any{}
 		for _, p := range f.Params {
-			props[p.Name] = paramSchema(p.Type)
+			props[p.Name] = paramSchema(string(p.Type))
 			if p.Default == nil {
 				required = append(required, p.Name)
 			}

@@ -286,21 +286,13 @@ func (x *index) describe(c registry.Capability) (*entryInfo, error) {
 			}
 		}
 	}
-	if c.Kind == registry.KindFamily && !info.deprecated {
-		if tree, err := parseExpr(c.Impl.Expr); err == nil {
-			info.expr = tree.String()
-			info.unwraps = unwrapNeg(tree)
-			shape, err := hashing.SHA256Of(struct {
-				Kind   registry.Kind      `json:"kind"`
-				Alg    registry.Algebraic `json:"alg"`
-				Engine string             `json:"engine"`
-				IR     registry.IR        `json:"ir"`
-				Sem    registry.Semantic  `json:"sem"`
-			}{c.Kind, c.Alg, c.Impl.Engine, c.Impl.IR, withoutOrientation(c.Sem)})
-			if err != nil {
-				return nil, fmt.Errorf("discover: shape of %q: %w", c.Name, err)
-			}
-			info.shape = shape
+	if !info.deprecated {
+		form, ok, err := familyFormOf(c.Entry)
+		if err != nil {
+			return nil, fmt.Errorf("discover: shape of %q: %w", c.Name, err)
+		}
+		if ok {
+			info.expr, info.unwraps, info.shape = form.expr, form.unwraps, form.shape
 		}
 	}
 	if info.deprecated {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/registry"
 )
 
@@ -157,6 +158,52 @@ func unwrapNeg(e *sexpr) []string {
 	walk(e)
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// familyForm is what the inversion rule compares of a family: its canonical
+// expression, that expression with each single (neg …) removed, and its
+// shape — every behavioural field but the orientation and the expression.
+type familyForm struct {
+	expr    string
+	unwraps []string
+	shape   hashing.Digest
+}
+
+// familyFormOf returns e's form; ok is false when e is not a family or its
+// expression does not parse (such an entry has no opposite).
+func familyFormOf(e registry.Entry) (form familyForm, ok bool, err error) {
+	if e.Kind != registry.KindFamily {
+		return form, false, nil
+	}
+	tree, perr := parseExpr(e.Impl.Expr)
+	if perr != nil {
+		return form, false, nil
+	}
+	form.expr, form.unwraps = tree.String(), unwrapNeg(tree)
+	form.shape, err = hashing.SHA256Of(struct {
+		Kind   registry.Kind      `json:"kind"`
+		Alg    registry.Algebraic `json:"alg"`
+		Engine string             `json:"engine"`
+		IR     registry.IR        `json:"ir"`
+		Sem    registry.Semantic  `json:"sem"`
+	}{e.Kind, e.Alg, e.Impl.Engine, e.Impl.IR, withoutOrientation(e.Sem)})
+	return form, err == nil, err
+}
+
+// Opposite reports whether a and b are semantic inversions of each other
+// by discovery's inversion rule: two families that are not deprecated,
+// with opposite orientations ("positive" and "negative"), the same shape,
+// and expressions that differ by exactly one (neg …) wrapper. It reads no
+// names or descriptions. The index precomputes the same forms (describe)
+// to find opposites quickly; this is the rule for a single pair.
+func Opposite(a, b registry.Entry) bool {
+	if a.Disc.Deprecated || b.Disc.Deprecated || !oppositeOrientation(a.Sem.Orientation, b.Sem.Orientation) {
+		return false
+	}
+	fa, okA, _ := familyFormOf(a)
+	fb, okB, _ := familyFormOf(b)
+	return okA && okB && fa.shape == fb.shape &&
+		(slices.Contains(fa.unwraps, fb.expr) || slices.Contains(fb.unwraps, fa.expr))
 }
 
 func oppositeOrientation(a, b registry.Orientation) bool {
