@@ -63,60 +63,79 @@ func (groundCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 	if len(pos) > 0 || *reqFile == "" {
 		return fmt.Errorf("%w: ground needs --request FILE and no arguments", errUsage)
 	}
-	given := 0
-	for _, s := range []string{*discID, *evFile, *prompt} {
-		if s != "" {
-			given++
-		}
-	}
-	if given != 1 {
+	if !exactlyOne(*discID, *evFile, *prompt) {
 		return fmt.Errorf("%w: give exactly one of --discovery, --evidence, --prompt", errUsage)
-	}
-	var req []byte
-	if *reqFile == "-" {
-		req, err = readAll(cli)
-	} else {
-		req, err = os.ReadFile(*reqFile)
-	}
-	if err != nil {
-		return err
 	}
 	e, err := app.OpenEngines(ctx, *db, "")
 	if err != nil {
 		return err
 	}
 	defer e.Close()
-
-	p := ground.Proposal{Request: req}
-	switch {
-	case *discID != "":
-		if p.DiscoveryID, err = hashing.Parse(*discID); err != nil {
-			return fmt.Errorf("%w: --discovery: %v", errUsage, err)
-		}
-	case *evFile != "":
-		if p.Inline, err = os.ReadFile(*evFile); err != nil {
-			return err
-		}
-	default:
-		res, err := e.Disc.Discover(ctx, discover.Query{Prompt: *prompt})
-		if err != nil {
-			return err
-		}
-		p.DiscoveryID = res.ID
-	}
-	out, err := e.Gate.Ground(ctx, p)
+	out, err := groundFromFlags(ctx, cli, e, *reqFile, *discID, *evFile, *prompt)
 	if err != nil {
 		return err
 	}
-	status, body := server.GroundingResponse(out)
+	if !out.Record.Decision.Admitted {
+		return refuse(cli, "ground", out, "")
+	}
+	_, body := server.GroundingResponse(out)
+	return cli.printJSON(body)
+}
+
+// groundFromFlags runs Γ on the request in reqFile ("-" for standard
+// input) with the evidence the flags name: a stored discovery id, a file
+// of inline evidence, or a prompt discovered now. Exactly one of discID,
+// evFile and prompt is set.
+func groundFromFlags(ctx context.Context, cli *CLI, e *app.Engines, reqFile, discID, evFile, prompt string) (ground.Outcome, error) {
+	var req []byte
+	var err error
+	if reqFile == "-" {
+		req, err = readAll(cli)
+	} else {
+		req, err = os.ReadFile(reqFile)
+	}
+	if err != nil {
+		return ground.Outcome{}, err
+	}
+	p := ground.Proposal{Request: req}
+	switch {
+	case discID != "":
+		if p.DiscoveryID, err = hashing.Parse(discID); err != nil {
+			return ground.Outcome{}, fmt.Errorf("%w: --discovery: %v", errUsage, err)
+		}
+	case evFile != "":
+		if p.Inline, err = os.ReadFile(evFile); err != nil {
+			return ground.Outcome{}, err
+		}
+	default:
+		res, err := e.Disc.Discover(ctx, discover.Query{Prompt: prompt})
+		if err != nil {
+			return ground.Outcome{}, err
+		}
+		p.DiscoveryID = res.ID
+	}
+	return e.Gate.Ground(ctx, p)
+}
+
+// refuse prints Γ's refusal as POST /v1/ground's 422 body and exits 1.
+func refuse(cli *CLI, cmd string, out ground.Outcome, consequence string) error {
+	_, body := server.GroundingResponse(out)
 	if err := cli.printJSON(body); err != nil {
 		return err
 	}
-	if status != 200 {
-		fmt.Fprintf(cli.Stderr, "groundgate ground: not grounded: %d failure(s)\n", len(out.Record.Decision.Failures))
-		return exitError{code: 1}
+	fmt.Fprintf(cli.Stderr, "groundgate %s: not grounded: %d failure(s)%s\n", cmd, len(out.Record.Decision.Failures), consequence)
+	return exitError{code: 1}
+}
+
+// exactlyOne reports whether exactly one of the flag values is set.
+func exactlyOne(vals ...string) bool {
+	n := 0
+	for _, v := range vals {
+		if v != "" {
+			n++
+		}
 	}
-	return nil
+	return n == 1
 }
 
 func readAll(cli *CLI) ([]byte, error) { return io.ReadAll(io.LimitReader(cli.Stdin, 1<<20)) }

@@ -3,13 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 
-	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/internal/app"
-	"github.com/groundgate/groundgate/server"
 )
 
 type runCmd struct{}
@@ -18,13 +15,14 @@ type runCmd struct{}
 // exactly as POST /v1/ground would; a refusal prints the problem and exits
 // 1, and nothing runs.
 func (runCmd) Run(ctx context.Context, cli *CLI, args []string) error {
-	fs := cli.newFlags("run", "run [--db FILE] [--data DIR] (--grounding ID | --request FILE (--prompt TEXT | --discovery ID))")
+	fs := cli.newFlags("run", "run [--db FILE] [--data DIR] (--grounding ID | --request FILE (--discovery ID | --evidence FILE | --prompt TEXT))")
 	db := fs.String("db", defaultDB, "bbolt database `file` (created and seeded when new)")
 	data := fs.String("data", "", "data root `dir` (default: the bundled sample data)")
 	gid := fs.String("grounding", "", "the `id` of an admitted grounding")
-	reqFile := fs.String("request", "", "a request (FPR) JSON `file` to ground first")
-	prompt := fs.String("prompt", "", "the researcher's `prompt` to discover from")
+	reqFile := fs.String("request", "", "a request (FPR) JSON `file` to ground first; - reads standard input")
 	discID := fs.String("discovery", "", "the `id` of a stored discovery")
+	evFile := fs.String("evidence", "", "a `file` holding full discovery evidence")
+	prompt := fs.String("prompt", "", "the researcher's `prompt` to discover from")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -32,8 +30,8 @@ func (runCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 	if len(pos) > 0 {
 		return fmt.Errorf("%w: run takes no arguments", errUsage)
 	}
-	if (*gid == "") == (*reqFile == "") || (*reqFile != "" && (*prompt == "") == (*discID == "")) {
-		return fmt.Errorf("%w: give --grounding ID, or --request FILE with one of --prompt and --discovery", errUsage)
+	if !exactlyOne(*gid, *reqFile) || (*reqFile != "" && !exactlyOne(*discID, *evFile, *prompt)) {
+		return fmt.Errorf("%w: give --grounding ID, or --request FILE with one of --discovery, --evidence and --prompt", errUsage)
 	}
 	e, err := app.OpenEngines(ctx, *db, *data)
 	if err != nil {
@@ -51,33 +49,12 @@ func (runCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 			return err
 		}
 	} else {
-		req, err := os.ReadFile(*reqFile)
-		if err != nil {
-			return err
-		}
-		p := ground.Proposal{Request: req}
-		if *discID != "" {
-			if p.DiscoveryID, err = hashing.Parse(*discID); err != nil {
-				return fmt.Errorf("%w: --discovery: %v", errUsage, err)
-			}
-		} else {
-			res, err := e.Disc.Discover(ctx, discover.Query{Prompt: *prompt})
-			if err != nil {
-				return err
-			}
-			p.DiscoveryID = res.ID
-		}
-		out, err := e.Gate.Ground(ctx, p)
+		out, err := groundFromFlags(ctx, cli, e, *reqFile, *discID, *evFile, *prompt)
 		if err != nil {
 			return err
 		}
 		if !out.Record.Decision.Admitted {
-			_, body := server.GroundingResponse(out)
-			if err := cli.printJSON(body); err != nil {
-				return err
-			}
-			fmt.Fprintf(cli.Stderr, "groundgate run: not grounded: %d failure(s); nothing ran\n", len(out.Record.Decision.Failures))
-			return exitError{code: 1}
+			return refuse(cli, "run", out, "; nothing ran")
 		}
 		g = out.Grounded
 	}
