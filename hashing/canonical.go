@@ -96,6 +96,14 @@ func DecodeStrict(data []byte, v any) error {
 	if _, err := CanonicalizeJSON(data); err != nil {
 		return err
 	}
+	return DecodePart(data, v)
+}
+
+// DecodePart decodes a part of a document that DecodeStrict has already
+// checked as a whole (a json.RawMessage field of it), refusing unknown
+// fields. Duplicate keys, number range and trailing data were settled by
+// that check, so the canonicalisation pass is not repeated per part.
+func DecodePart(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

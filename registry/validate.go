@@ -73,7 +73,8 @@ func DecodeEntry(data []byte, label string) (Entry, error) {
 			fe = append(fe, FieldError{key, "layer is missing"})
 			return
 		}
-		if err := hashing.DecodeStrict(msg, v); err != nil {
+		// The whole document passed DecodeStrict above.
+		if err := hashing.DecodePart(msg, v); err != nil {
 			fe = append(fe, FieldError{key, err.Error()})
 		}
 	}
