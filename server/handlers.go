@@ -211,11 +211,7 @@ func (s *Server) postGround(c echo.Context) error {
 	s.gates.WithLabelValues(strconv.FormatBool(out.Record.Decision.Admitted)).Inc()
 	status, body := GroundingResponse(out)
 	if status != http.StatusOK {
-		body := body.(Problem)
-		body.Instance = c.Request().URL.Path
-		body.RequestID = c.Response().Header().Get(echo.HeaderXRequestID)
-		writeProblem(c, status, body)
-		return nil
+		return problemError{body.(Problem)}
 	}
 	return c.JSON(status, body)
 }

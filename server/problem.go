@@ -88,6 +88,12 @@ type apiError struct {
 
 func (e *apiError) Error() string { return e.kind + ": " + e.detail }
 
+// problemError carries a problem built elsewhere (GroundingResponse) to the
+// error handler, which adds instance and request id like for any other.
+type problemError struct{ p Problem }
+
+func (e problemError) Error() string { return e.p.Type + ": " + e.p.Detail }
+
 func newError(status int, kind, format string, args ...any) *apiError {
 	return &apiError{status: status, kind: kind, detail: fmt.Sprintf(format, args...)}
 }
@@ -106,7 +112,10 @@ func problemFor(err error) (int, Problem, bool) {
 	p := func(status int, kind, detail string) (int, Problem, bool) {
 		return status, Problem{Type: problemPrefix + kind, Title: titles[kind], Status: status, Detail: detail}, false
 	}
+	var pe problemError
 	switch {
+	case errors.As(err, &pe):
+		return pe.p.Status, pe.p, false
 	case errors.As(err, &ae):
 		st, pr, _ := p(ae.status, ae.kind, ae.detail)
 		if ae.extra != nil {
