@@ -11,7 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/groundgate/groundgate/artifacts"
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/execution"
 	"github.com/groundgate/groundgate/ground"
@@ -76,7 +75,7 @@ func startServer(t testing.TB, withExecutor bool) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	arts, err := artifacts.Open(store.DB())
+	arts, err := execution.OpenArtifacts(store.DB())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,20 +5,32 @@
 // # Layout
 //
 // One bucket, "artifacts.blobs": key = the digest string "blake3:<64 hex>"
-// (hashing.Digest.Key), value = the blob's bytes, unchanged.
+// (hashing.Digest.Key) of the content. The value is the content in an
+// envelope that says how it is stored:
+//
+//	"\x00GGB" codec payload
+//
+// codec 0: payload is the content; 1: payload is one zstd frame of it;
+// 2: payload is a series table packed by series.Packer (the content is its
+// canonical encoding); 3: payload is a recipe that a Deriver turns, from
+// other stored blobs, back into the content (see Deriver). The key is always the digest of the content, never
+// of the stored form, so a better compressor can never change a digest.
+// A value without the envelope is content stored raw by the previous
+// release, and is read as such.
 //
 // # Guarantees
 //
-//   - Writes are idempotent: putting bytes that are already stored writes
-//     nothing. Putting the right bytes over a blob that has gone corrupt
+//   - Writes are idempotent: putting content that is already stored
+//     intact writes nothing. Putting it over a blob that has gone corrupt
 //     repairs it.
-//   - Reads are verified: Get re-hashes the stored bytes and refuses to
-//     return bytes that no longer hash to their key (ErrCorrupt). A
-//     corrupt blob is reported, never served.
-//   - Verify re-hashes every blob and lists every problem.
+//   - Reads are verified: Get decodes and re-hashes the stored bytes and
+//     refuses to return content that does not hash to its key
+//     (ErrCorrupt). A corrupt blob is reported, never served.
+//   - Verify decodes and re-hashes every blob and lists every problem.
 //
-// PutTx and GetTx do the same inside a caller's transaction, so that the
-// executor can store a footprint and every blob it refers to atomically.
+// Prepare does the CPU work of a write (hash, compress) outside any
+// transaction, so workers can do it in parallel; PutBlobs stores prepared
+// blobs in one transaction.
 package artifacts
 
 import (
@@ -28,19 +40,53 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/klauspost/compress/zstd"
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/series"
 )
 
 // Bucket is the bbolt bucket holding the blobs.
 var Bucket = []byte("artifacts.blobs")
 
+// envelope opens every value this release writes.
+const envelope = "\x00GGB"
+
+// Codecs: how a blob's content is stored inside the envelope.
+const (
+	codecRaw     byte = 0
+	codecZstd    byte = 1
+	codecTable   byte = 2
+	codecDerived byte = 3
+)
+
+// A Deriver rebuilds a blob's content from a recipe and other blobs. A
+// blob that is an exact function of blobs stored anyway (the executor's
+// weights panels, from the signal, returns and volatility series that a
+// whole parameter grid shares) is then stored as its recipe: a few hundred
+// bytes instead of megabytes. Reads re-derive and re-hash it like any
+// other blob, so a recipe that no longer derives its content is reported
+// corrupt, never served. Inputs are read with get, which refuses derived
+// inputs: derivations are one level deep.
+type Deriver interface {
+	Derive(recipe []byte, get func(hashing.Digest) ([]byte, error)) ([]byte, error)
+}
+
+// maxContent bounds what a stored value may decode to: larger than any
+// blob the executor writes (its data limit), small enough that a corrupt
+// value cannot exhaust memory.
+const maxContent = 1 << 30
+
 // Store is the blob store. It is safe for concurrent use (bbolt serialises
 // the writes).
 type Store struct {
-	db  *bolt.DB
-	log *slog.Logger
+	db     *bolt.DB
+	log    *slog.Logger
+	pack   *series.Packer
+	enc    *zstd.Encoder
+	dec    *zstd.Decoder
+	derive Deriver
 }
 
 // Option configures a Store.
@@ -48,6 +94,10 @@ type Option func(*Store)
 
 // WithLogger sets the logger (discarding by default).
 func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.log = l } }
+
+// WithDeriver sets the Deriver for derived blobs. Without one, derived
+// blobs cannot be read (they are reported corrupt) or written.
+func WithDeriver(d Deriver) Option { return func(s *Store) { s.derive = d } }
 
 // Open prepares the blob bucket in db, normally the registry's file
 // (registry.Store.DB()). It does not take ownership of db.
@@ -58,6 +108,16 @@ func Open(db *bolt.DB, opts ...Option) (*Store, error) {
 	s := &Store{db: db, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	for _, o := range opts {
 		o(s)
+	}
+	var err error
+	if s.pack, err = series.NewPacker(); err != nil {
+		return nil, fmt.Errorf("artifacts: %w", err)
+	}
+	if s.enc, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1)); err != nil {
+		return nil, fmt.Errorf("artifacts: zstd: %w", err)
+	}
+	if s.dec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(maxContent)); err != nil {
+		return nil, fmt.Errorf("artifacts: zstd: %w", err)
 	}
 	if !db.IsReadOnly() {
 		if err := db.Update(func(tx *bolt.Tx) error {
@@ -70,71 +130,235 @@ func Open(db *bolt.DB, opts ...Option) (*Store, error) {
 	return s, nil
 }
 
-// Put stores data under its BLAKE3 digest and returns the digest. Storing
-// bytes that are already there writes nothing.
-func (s *Store) Put(ctx context.Context, data []byte) (hashing.Digest, error) {
-	if err := ctx.Err(); err != nil {
-		return hashing.Digest{}, err
-	}
-	d := hashing.SumBLAKE3(data)
-	var have bool
-	if err := s.db.View(func(tx *bolt.Tx) error {
-		have = intact(tx, d)
-		return nil
-	}); err != nil {
-		return hashing.Digest{}, fmt.Errorf("artifacts: put %s: %w", d, err)
-	}
-	if have {
-		return d, nil
-	}
-	if err := s.db.Update(func(tx *bolt.Tx) error {
-		_, err := s.put(tx, d, data)
-		return err
-	}); err != nil {
-		return hashing.Digest{}, fmt.Errorf("artifacts: put %s: %w", d, err)
-	}
-	return d, nil
+// Blob is content prepared for storage by Prepare.
+type Blob struct {
+	Digest hashing.Digest // BLAKE3 of the content
+	Size   int            // the content's length
+	stored []byte         // the envelope written to the bucket
 }
 
-// PutTx is Put inside the caller's writable transaction. data must not be
-// modified until the transaction ends.
-func (s *Store) PutTx(tx *bolt.Tx, data []byte) (hashing.Digest, error) {
-	d := hashing.SumBLAKE3(data)
-	if _, err := s.put(tx, d, data); err != nil {
-		return hashing.Digest{}, fmt.Errorf("artifacts: put %s: %w", d, err)
-	}
-	return d, nil
-}
+// StoredSize is how many bytes the blob takes in the bucket.
+func (b Blob) StoredSize() int { return len(b.stored) }
 
-// put writes data under d unless an intact copy is already there, and
-// reports whether it wrote.
-func (s *Store) put(tx *bolt.Tx, d hashing.Digest, data []byte) (bool, error) {
-	b := tx.Bucket(Bucket)
-	if b == nil {
-		return false, fmt.Errorf("bucket %s is missing", Bucket)
-	}
-	if old := b.Get(d.Key()); old != nil {
-		if bytes.Equal(old, data) {
-			return false, nil
+// Prepare hashes data and codes it for storage: a canonical series table
+// is packed, anything else zstd-compressed, and either is kept raw when
+// coding does not make it smaller. It does no I/O and is safe to call from
+// many goroutines; data may be reused once it returns.
+func (s *Store) Prepare(data []byte) (Blob, error) {
+	b := Blob{Digest: hashing.SumBLAKE3(data), Size: len(data)}
+	out := make([]byte, 0, len(envelope)+1+len(data)/4)
+	out = append(out, envelope...)
+	var err error
+	switch {
+	case series.IsEncoded(data):
+		out, err = s.pack.Pack(append(out, codecTable), data)
+		if err != nil {
+			return Blob{}, fmt.Errorf("artifacts: pack %s: %w", b.Digest, err)
 		}
-		s.log.Warn("artifact repaired: stored bytes did not hash to their key", slog.String("digest", d.String()))
+	default:
+		out = s.enc.EncodeAll(data, append(out, codecZstd))
 	}
-	// bbolt keeps a reference to data until the transaction ends: callers
-	// must not modify it before then (documented on PutTx).
-	return true, b.Put(d.Key(), data)
+	if len(out) >= len(envelope)+1+len(data) {
+		out = append(append(out[:len(envelope)], codecRaw), data...)
+	}
+	b.stored = out
+	return b, nil
 }
 
-func intact(tx *bolt.Tx, d hashing.Digest) bool {
-	b := tx.Bucket(Bucket)
+// PrepareDerived prepares content to be stored as recipe: the caller has
+// checked that the Deriver turns recipe into content (the store checks it
+// again on every read).
+func (s *Store) PrepareDerived(content, recipe []byte) (Blob, error) {
+	if s.derive == nil {
+		return Blob{}, fmt.Errorf("artifacts: no deriver for derived blobs")
+	}
+	out := append(append([]byte(envelope), codecDerived), recipe...)
+	return Blob{Digest: hashing.SumBLAKE3(content), Size: len(content), stored: out}, nil
+}
+
+// reader reads blobs inside one transaction: derived blobs fetch their
+// inputs through it. cache, when not nil, keeps decoded inputs across
+// reads (Verify: a grid's derived blobs share a few large inputs).
+type reader struct {
+	s     *Store
+	tx    *bolt.Tx
+	cache *inputCache
+}
+
+// decode returns the content a stored value holds, or an error when the
+// value is not a well-formed envelope. A value without the envelope is
+// returned as it is (raw content from the previous release).
+func (r reader) decode(v []byte, derived bool) ([]byte, error) {
+	if len(v) <= len(envelope) || string(v[:len(envelope)]) != envelope {
+		return v, nil
+	}
+	payload := v[len(envelope)+1:]
+	switch v[len(envelope)] {
+	case codecRaw:
+		return payload, nil
+	case codecZstd:
+		return r.s.dec.DecodeAll(payload, nil)
+	case codecTable:
+		return r.s.pack.Unpack(nil, payload)
+	case codecDerived:
+		if !derived {
+			return nil, fmt.Errorf("a derived blob used as the input of another")
+		}
+		if r.s.derive == nil {
+			return nil, fmt.Errorf("a derived blob, and no deriver is configured")
+		}
+		return r.s.derive.Derive(payload, r.input)
+	default:
+		return nil, fmt.Errorf("unknown codec %d", v[len(envelope)])
+	}
+}
+
+// input reads a derivation's input: a stored blob that is not derived.
+func (r reader) input(d hashing.Digest) ([]byte, error) {
+	if c, ok := r.cache.get(d); ok {
+		return c, nil
+	}
+	b := r.tx.Bucket(Bucket)
 	if b == nil {
-		return false
+		return nil, fmt.Errorf("input %s: %w", d, ErrNotFound)
 	}
 	v := b.Get(d.Key())
-	return v != nil && hashing.SumBLAKE3(v) == d
+	if v == nil {
+		return nil, fmt.Errorf("input %s: %w", d, ErrNotFound)
+	}
+	c, err := r.contentOf(d, v, false)
+	if err != nil {
+		return nil, err
+	}
+	r.cache.put(d, c)
+	return c, nil
+}
+
+// content decodes v and checks it against d.
+func (s *Store) content(tx *bolt.Tx, d hashing.Digest, v []byte) ([]byte, error) {
+	return reader{s: s, tx: tx}.contentOf(d, v, true)
+}
+
+// contentOf decodes v and checks it against d. A value that decodes but
+// does not hash to d is tried as raw content, in case a blob of the
+// previous release happens to start like an envelope.
+func (r reader) contentOf(d hashing.Digest, v []byte, derived bool) ([]byte, error) {
+	c, err := r.decode(v, derived)
+	if err == nil && hashing.SumBLAKE3(c) == d {
+		return c, nil
+	}
+	if hashing.SumBLAKE3(v) == d {
+		return v, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("artifact %s: stored value does not decode (%v): %w", d, err, ErrCorrupt)
+	}
+	return nil, fmt.Errorf("artifact %s: stored content hashes to %s: %w", d, hashing.SumBLAKE3(c), ErrCorrupt)
+}
+
+// Put stores data under its BLAKE3 digest and returns the digest. Storing
+// content that is already there intact writes nothing.
+func (s *Store) Put(ctx context.Context, data []byte) (hashing.Digest, error) {
+	b, err := s.Prepare(data)
+	if err != nil {
+		return hashing.Digest{}, err
+	}
+	if _, err := s.PutBlobs(ctx, []Blob{b}); err != nil {
+		return hashing.Digest{}, err
+	}
+	return b.Digest, nil
+}
+
+// PutBlobs stores prepared blobs in one transaction and reports how many
+// it wrote (blobs already stored intact are skipped).
+func (s *Store) PutBlobs(ctx context.Context, blobs []Blob) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	var todo []Blob
+	if err := s.db.View(func(tx *bolt.Tx) error {
+		for _, b := range blobs {
+			if !s.intact(tx, b) {
+				todo = append(todo, b)
+			}
+		}
+		return nil
+	}); err != nil {
+		return 0, fmt.Errorf("artifacts: put: %w", err)
+	}
+	if len(todo) == 0 {
+		return 0, nil
+	}
+	n := 0
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		for _, b := range todo {
+			wrote, err := s.put(tx, b)
+			if err != nil {
+				return err
+			}
+			if wrote {
+				n++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("artifacts: put: %w", err)
+	}
+	return n, nil
+}
+
+// PutTx is Put inside the caller's writable transaction.
+func (s *Store) PutTx(tx *bolt.Tx, data []byte) (hashing.Digest, error) {
+	b, err := s.Prepare(data)
+	if err != nil {
+		return hashing.Digest{}, err
+	}
+	if _, err := s.put(tx, b); err != nil {
+		return hashing.Digest{}, fmt.Errorf("artifacts: put %s: %w", b.Digest, err)
+	}
+	return b.Digest, nil
+}
+
+// put writes b unless an intact copy is already there, and reports
+// whether it wrote.
+func (s *Store) put(tx *bolt.Tx, b Blob) (bool, error) {
+	bk := tx.Bucket(Bucket)
+	if bk == nil {
+		return false, fmt.Errorf("bucket %s is missing", Bucket)
+	}
+	if old := bk.Get(b.Digest.Key()); old != nil {
+		if s.intact(tx, b) {
+			return false, nil
+		}
+		s.log.Warn("artifact repaired: stored bytes did not hash to their key", slog.String("digest", b.Digest.String()))
+	}
+	// bbolt keeps a reference to the value until the transaction ends;
+	// b.stored is never modified after Prepare.
+	return true, bk.Put(b.Digest.Key(), b.stored)
+}
+
+// intact reports whether the blob under b.Digest holds b's content: the
+// same stored bytes (Prepare is deterministic), or bytes that decode to
+// content with b's digest.
+func (s *Store) intact(tx *bolt.Tx, b Blob) bool {
+	bk := tx.Bucket(Bucket)
+	if bk == nil {
+		return false
+	}
+	v := bk.Get(b.Digest.Key())
+	if v == nil {
+		return false
+	}
+	if bytes.Equal(v, b.stored) {
+		return true
+	}
+	_, err := s.content(tx, b.Digest, v)
+	return err == nil
 }
 
 // Get returns the blob stored under d: ErrNotFound when there is none,
-// ErrCorrupt (and no bytes) when the stored bytes no longer hash to d.
+// ErrCorrupt (and no bytes) when the stored content no longer hashes to d.
 func (s *Store) Get(ctx context.Context, d hashing.Digest) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -162,10 +386,14 @@ func (s *Store) GetTx(tx *bolt.Tx, d hashing.Digest) ([]byte, error) {
 	if v == nil {
 		return nil, fmt.Errorf("artifact %s: %w", d, ErrNotFound)
 	}
-	if got := hashing.SumBLAKE3(v); got != d {
-		return nil, fmt.Errorf("artifact %s: stored bytes hash to %s: %w", d, got, ErrCorrupt)
+	c, err := s.content(tx, d, v)
+	if err != nil {
+		return nil, err
 	}
-	return bytes.Clone(v), nil
+	if aliases(c, v) {
+		c = bytes.Clone(c) // raw content still points into the mmap
+	}
+	return c, nil
 }
 
 // Has reports whether an intact blob is stored under d.
@@ -175,16 +403,22 @@ func (s *Store) Has(ctx context.Context, d hashing.Digest) (bool, error) {
 	}
 	var have bool
 	err := s.db.View(func(tx *bolt.Tx) error {
-		have = intact(tx, d)
+		if b := tx.Bucket(Bucket); b != nil {
+			if v := b.Get(d.Key()); v != nil {
+				_, err := s.content(tx, d, v)
+				have = err == nil
+			}
+		}
 		return nil
 	})
 	return have, err
 }
 
-// Verify re-hashes every stored blob. It returns how many blobs it checked
-// and one line per problem (a key that is not a blake3 digest, bytes that
-// hash to another digest); err wraps ErrCorrupt when there is at least one
-// problem, and is the storage error when the check could not run.
+// Verify decodes and re-hashes every stored blob. It returns how many
+// blobs it checked and one line per problem (a key that is not a blake3
+// digest, a value that does not decode, content that hashes to another
+// digest); err wraps ErrCorrupt when there is at least one problem, and
+// is the storage error when the check could not run.
 func (s *Store) Verify(ctx context.Context) (n int, problems []string, err error) {
 	problems = []string{}
 	err = s.db.View(func(tx *bolt.Tx) error {
@@ -192,6 +426,7 @@ func (s *Store) Verify(ctx context.Context) (n int, problems []string, err error
 		if b == nil {
 			return nil
 		}
+		rd := reader{s: s, tx: tx, cache: newInputCache(verifyCacheBytes)}
 		return b.ForEach(func(k, v []byte) error {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -204,8 +439,8 @@ func (s *Store) Verify(ctx context.Context) (n int, problems []string, err error
 			case d.Algorithm() != hashing.BLAKE3:
 				problems = append(problems, fmt.Sprintf("key %s is not a blake3 digest", d))
 			default:
-				if got := hashing.SumBLAKE3(v); got != d {
-					problems = append(problems, fmt.Sprintf("blob %s hashes to %s", d, got))
+				if _, err := rd.contentOf(d, v, true); err != nil {
+					problems = append(problems, err.Error())
 				}
 			}
 			return nil
@@ -218,6 +453,52 @@ func (s *Store) Verify(ctx context.Context) (n int, problems []string, err error
 		return n, problems, fmt.Errorf("artifacts: verify: %d problem(s) in %d blobs, first: %s: %w", len(problems), n, problems[0], ErrCorrupt)
 	}
 	return n, problems, nil
+}
+
+// verifyCacheBytes bounds the decoded inputs Verify keeps.
+const verifyCacheBytes = 64 << 20
+
+// inputCache keeps recently decoded derivation inputs, up to a byte
+// bound, evicting the oldest first. A nil cache keeps nothing.
+type inputCache struct {
+	limit, size int
+	keys        []hashing.Digest
+	vals        map[hashing.Digest][]byte
+}
+
+func newInputCache(limit int) *inputCache {
+	return &inputCache{limit: limit, vals: map[hashing.Digest][]byte{}}
+}
+
+func (c *inputCache) get(d hashing.Digest) ([]byte, bool) {
+	if c == nil {
+		return nil, false
+	}
+	v, ok := c.vals[d]
+	return v, ok
+}
+
+func (c *inputCache) put(d hashing.Digest, v []byte) {
+	if c == nil || len(v) > c.limit {
+		return
+	}
+	for c.size+len(v) > c.limit && len(c.keys) > 0 {
+		old := c.keys[0]
+		c.keys = c.keys[1:]
+		c.size -= len(c.vals[old])
+		delete(c.vals, old)
+	}
+	c.keys = append(c.keys, d)
+	c.vals[d] = v
+	c.size += len(v)
+}
+
+// aliases reports whether c lies inside v's memory.
+func aliases(c, v []byte) bool {
+	if len(c) == 0 || len(c) > len(v) {
+		return false
+	}
+	return &c[0] == &v[len(v)-len(c)] // raw content is always a suffix of its value
 }
 
 func clip(k []byte) string {

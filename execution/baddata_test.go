@@ -5,10 +5,13 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -16,6 +19,7 @@ import (
 	"github.com/groundgate/groundgate/execution/frame"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/series"
 )
 
 // counts returns how many footprints and blobs the file holds.
@@ -124,16 +128,29 @@ func TestNegativePrices(t *testing.T) {
 	ctx := context.Background()
 
 	fp := r.execute(t, request("VOL_TGT", "SRP", "wti.csv", map[string]any{"risk_window": 20}))
-	pnl, err := r.arts.Get(ctx, fp.Morphisms[0].Artifacts[0].Digest)
+	raw, err := r.arts.Get(ctx, fp.Morphisms[0].Artifacts[0].Digest)
 	if err != nil {
 		t.Fatal(err)
 	}
+	pnl, err := series.Decode(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(day string) float64 {
+		tm, _ := time.Parse(time.DateOnly, day)
+		d := int32(frame.DateOf(tm.Year(), tm.Month(), tm.Day()))
+		i, ok := slices.BinarySearch(pnl.Dates, d)
+		if !ok {
+			t.Fatalf("no row for %s", day)
+		}
+		return pnl.Cols[0][i]
+	}
 	for _, day := range []string{"2020-04-20", "2020-04-21"} {
-		if !bytes.Contains(pnl, []byte("\n"+day+",\n")) {
-			t.Errorf("P&L on %s is not NA", day)
+		if v := at(day); !math.IsNaN(v) {
+			t.Errorf("P&L on %s is %v, not NA", day, v)
 		}
 	}
-	if !bytes.Contains(pnl, []byte("\n2020-04-22,")) || bytes.Contains(pnl, []byte("\n2020-04-22,\n")) {
+	if v := at("2020-04-22"); math.IsNaN(v) {
 		t.Error("P&L on 2020-04-22 should be defined")
 	}
 

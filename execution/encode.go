@@ -1,74 +1,161 @@
 package execution
 
 import (
-	"strconv"
-	"strings"
+	"context"
+	"sync"
 
+	"github.com/groundgate/groundgate/artifacts"
 	"github.com/groundgate/groundgate/execution/frame"
 	"github.com/groundgate/groundgate/execution/kernel"
+	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/series"
 )
 
-// Artifacts are CSV files that the frame loader, pandas and a spreadsheet
-// all read: a header row, then one row per frame row — the ISO date and the
-// values in Go's shortest round-trip decimal form (strconv 'g', -1: parsing
-// the text gives back the exact float64), NA as an empty cell. LF line
-// endings, no trailing spaces, column names quoted only when they hold a
-// delimiter, a quote or surrounding space. The bytes are a pure function of
-// the values, so an artifact's digest is too.
+// Artifacts are series tables in the canonical binary form of package
+// series (little-endian float64 columns over an int32 day index, NA as
+// one NaN bit pattern; docs/execution.md): fixed-width, so numpy reads
+// them with one frombuffer call, and a pure function of the values, so an
+// artifact's digest is too. The digest is BLAKE3 of that canonical form;
+// the store keeps it packed.
 //
-//	pnl:     date,pnl
-//	weights: date,<asset>,<asset>,...   (the traded columns, in frame order)
+//	pnl:     one column "pnl"
+//	weights: the traded columns, in frame order
 
-// dateStrings formats a frame's dates once per execution.
-func dateStrings(f *frame.Frame) []string {
-	out := make([]string, f.Len())
+// dateDays converts a frame's dates once per execution.
+func dateDays(f *frame.Frame) []int32 {
+	out := make([]int32, f.Len())
 	for i, d := range f.Dates() {
-		out[i] = d.String()
+		out[i] = int32(d)
 	}
 	return out
 }
 
-func encodePnL(dates []string, pnl []float64) []byte {
-	b := make([]byte, 0, len(dates)*32)
-	b = append(b, "date,pnl\n"...)
-	for t, d := range dates {
-		b = append(b, d...)
-		b = append(b, ',')
-		b = appendValue(b, pnl[t])
-		b = append(b, '\n')
-	}
-	return b
+// buffers are a worker's encoding buffers, reused from morphism to
+// morphism.
+type buffers struct {
+	enc, scratch []byte
 }
 
-func encodeWeights(dates []string, res *kernel.Result) []byte {
-	b := make([]byte, 0, len(dates)*(12+24*len(res.Weights)))
-	b = append(b, "date"...)
-	for _, a := range res.Assets {
-		b = append(b, ',')
-		b = append(b, csvName(a)...)
+// artifactsOf encodes res's P&L and weights, digests them and, when sink
+// is not nil, hands them to it prepared for storage: weights as a recipe
+// when deriv says how (see derive.go), packed otherwise. The canonical
+// bytes are dropped (the worker's buffers reused) as soon as each is
+// digested and stored, so a worker holds at most one encoding at a time.
+func artifactsOf(ctx context.Context, bufs *buffers, days []int32, res *kernel.Result, deriv *weightsDerivation, sink *blobSink) ([]Artifact, error) {
+	tables := []struct {
+		name string
+		t    series.Table
+	}{
+		{"pnl", series.Table{Dates: days, Names: []string{"pnl"}, Cols: [][]float64{res.PnL}}},
+		{"weights", series.Table{Dates: days, Names: res.Assets, Cols: res.Weights}},
 	}
-	b = append(b, '\n')
-	for t, d := range dates {
-		b = append(b, d...)
-		for _, w := range res.Weights {
-			b = append(b, ',')
-			b = appendValue(b, w[t])
+	out := make([]Artifact, 0, len(tables))
+	for _, tb := range tables {
+		var err error
+		if bufs.enc, err = series.Encode(bufs.enc[:0], &tb.t); err != nil {
+			return nil, err
 		}
-		b = append(b, '\n')
+		out = append(out, Artifact{Name: tb.name, Digest: hashing.SumBLAKE3(bufs.enc), Bytes: len(bufs.enc)})
+		if sink == nil {
+			continue
+		}
+		stored := false
+		if tb.name == "weights" && deriv != nil {
+			if stored, err = sink.storeDerived(ctx, *deriv, bufs.enc, &bufs.scratch); err != nil {
+				return nil, err
+			}
+		}
+		if !stored {
+			if err := sink.add(ctx, bufs.enc); err != nil {
+				return nil, err
+			}
+		}
 	}
-	return b
+	return out, nil
 }
 
-func appendValue(b []byte, v float64) []byte {
-	if v != v {
-		return b
-	}
-	return strconv.AppendFloat(b, v, 'g', -1, 64)
+// blobSink stores artifacts while the grid runs: workers prepare (hash
+// and pack) in parallel, and a batch is written in one transaction once
+// it holds batchBytes, so memory stays bounded whatever the grid's size
+// and a large grid costs a handful of commits, not one per artifact.
+type blobSink struct {
+	arts       *artifacts.Store
+	batchBytes int
+
+	mu      sync.Mutex
+	pending []artifacts.Blob
+	size    int
+	nodes   map[string]*nodeBlob // node values stored for recipes, by content key
 }
 
-func csvName(s string) string {
-	if !strings.ContainsAny(s, ",;\"\r\n") && strings.TrimSpace(s) == s {
-		return s
+const defaultBatchBytes = 16 << 20
+
+func newBlobSink(arts *artifacts.Store) *blobSink {
+	return &blobSink{arts: arts, batchBytes: defaultBatchBytes, nodes: map[string]*nodeBlob{}}
+}
+
+// add prepares data (which the caller may reuse afterwards) and writes
+// the pending batch when it is full.
+func (s *blobSink) add(ctx context.Context, data []byte) error {
+	b, err := s.arts.Prepare(data)
+	if err != nil {
+		return err
 	}
-	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+	return s.addPrepared(ctx, b)
+}
+
+func (s *blobSink) addPrepared(ctx context.Context, b artifacts.Blob) error {
+	s.mu.Lock()
+	s.pending = append(s.pending, b)
+	s.size += b.StoredSize()
+	var batch []artifacts.Blob
+	if s.size >= s.batchBytes {
+		batch, s.pending, s.size = s.pending, nil, 0
+	}
+	s.mu.Unlock()
+	return s.write(ctx, batch)
+}
+
+// node stores a node value shared by the grid's morphisms once, keyed by
+// the node's content key, and returns its digest.
+func (s *blobSink) node(ctx context.Context, key string, t *series.Table) (hashing.Digest, error) {
+	s.mu.Lock()
+	e := s.nodes[key]
+	if e == nil {
+		e = &nodeBlob{}
+		s.nodes[key] = e
+	}
+	s.mu.Unlock()
+	e.once.Do(func() {
+		var b []byte
+		if b, e.err = series.Encode(nil, t); e.err != nil {
+			return
+		}
+		e.digest = hashing.SumBLAKE3(b)
+		e.err = s.add(ctx, b)
+	})
+	return e.digest, e.err
+}
+
+type nodeBlob struct {
+	once   sync.Once
+	digest hashing.Digest
+	err    error
+}
+
+// flush writes what is pending.
+func (s *blobSink) flush(ctx context.Context) error {
+	s.mu.Lock()
+	batch := s.pending
+	s.pending, s.size = nil, 0
+	s.mu.Unlock()
+	return s.write(ctx, batch)
+}
+
+func (s *blobSink) write(ctx context.Context, batch []artifacts.Blob) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	_, err := s.arts.PutBlobs(ctx, batch)
+	return err
 }

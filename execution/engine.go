@@ -1,6 +1,7 @@
 package execution
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -46,15 +47,20 @@ type morphismBody struct {
 type runOptions struct {
 	workers   int
 	share     bool // share node values between the morphisms of the grid
-	artifacts bool // encode the output artifacts
+	artifacts bool // encode and digest the output artifacts
 	turnover  bool // keep the turnover series (the metric is TRN)
+	// sink, when not nil, stores each morphism's artifacts as soon as it
+	// has run (Execute); nil only digests them (Replay).
+	sink *blobSink
+	// memoBytes bounds the node values kept for sharing; zero means
+	// defaultMemoBytes.
+	memoBytes int64
 }
 
-// outcome is a computed execution: its footprint and the blobs to store
-// with it (the data bytes, when read, then every artifact).
+// outcome is a computed execution. Its artifacts are already in the sink
+// (if any); the footprint is what remains to store.
 type outcome struct {
-	fp    *Footprint
-	blobs [][]byte
+	fp *Footprint
 }
 
 // input is everything an execution is a function of.
@@ -65,6 +71,32 @@ type input struct {
 	src       source
 	risk      RiskPolicy
 	maxBytes  int64
+	budget    Budget // zero: unbounded (tests and benchmarks)
+}
+
+// Budget bounds one execution; a zero field is no bound.
+type Budget struct {
+	MaxCells     int64 // admissible morphisms × data rows × data columns
+	MaxHeldBytes int64 // series held until scoring
+}
+
+// check refuses a grid over the budget, naming the budget, the estimate
+// and what to change.
+func (b Budget) check(morphisms, rows, cols int, turnover bool) error {
+	cells := int64(morphisms) * int64(rows) * int64(cols)
+	if b.MaxCells > 0 && cells > b.MaxCells {
+		return fmt.Errorf("%w: %d admissible morphisms × %d rows × %d columns = %d cells, the budget is %d cells: narrow the parameter grid or the data",
+			ErrOverBudget, morphisms, rows, cols, cells, b.MaxCells)
+	}
+	held := int64(morphisms) * int64(rows) * 8
+	if turnover {
+		held *= 2
+	}
+	if b.MaxHeldBytes > 0 && held > b.MaxHeldBytes {
+		return fmt.Errorf("%w: %d admissible morphisms × %d rows hold %d bytes of series until scoring, the budget is %d bytes: narrow the parameter grid or the data",
+			ErrOverBudget, morphisms, rows, held, b.MaxHeldBytes)
+	}
+	return nil
 }
 
 // resolveFamily finds the request's family in snap by name and kind.
@@ -216,18 +248,29 @@ func compute(ctx context.Context, in input, ro runOptions) (*outcome, error) {
 			jobs = append(jobs, gridJob{index: i, plan: plans[i]})
 		}
 	}
-	dates := []string{}
+	dates, days := []string{}, []int32{}
 	if f != nil {
-		dates = dateStrings(f)
+		dates, days = dateStrings(f), dateDays(f)
 	}
 	ro.turnover = km.Name == "TRN"
-	outs := runGrid(ctx, f, dates, jobs, ro)
+	if f != nil {
+		if err := in.budget.check(len(jobs), f.Len(), f.Width(), ro.turnover); err != nil {
+			return nil, err
+		}
+		if ro.sink != nil {
+			if err := ro.sink.add(ctx, in.src.raw); err != nil {
+				return nil, fmt.Errorf("store the source data: %w", err)
+			}
+		}
+	}
+	outs := runGrid(ctx, f, days, jobs, ro)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	blobs := [][]byte{}
-	if in.src.missing == "" {
-		blobs = append(blobs, in.src.raw)
+	for j := range outs {
+		if outs[j].fatal != nil {
+			return nil, fmt.Errorf("morphism %d: %w", jobs[j].index, outs[j].fatal)
+		}
 	}
 	var pnls [][]float64
 	ran := map[int]*gridOut{}
@@ -267,15 +310,7 @@ func compute(ctx context.Context, in input, ro runOptions) (*outcome, error) {
 		}
 		m.Score = ScoreOf(v)
 		scores[i] = m.Score.Float()
-		if ro.artifacts {
-			for _, a := range []struct {
-				name string
-				b    []byte
-			}{{"pnl", o.pnlCSV}, {"weights", o.weightsCSV}} {
-				m.Artifacts = append(m.Artifacts, Artifact{Name: a.name, Digest: hashing.SumBLAKE3(a.b), Bytes: len(a.b)})
-				blobs = append(blobs, a.b)
-			}
-		}
+		m.Artifacts = append(m.Artifacts, o.arts...)
 	}
 	if best := kernel.Best(km, scores); best >= 0 {
 		h, b := fp.Morphisms[best].Hash, best
@@ -291,7 +326,7 @@ func compute(ctx context.Context, in input, ro runOptions) (*outcome, error) {
 		return nil, err
 	}
 	fp.Hash = fp.Layers.Hash()
-	return &outcome{fp: fp, blobs: blobs}, nil
+	return &outcome{fp: fp}, nil
 }
 
 // setVerdict records the failing predicates in Predicates order.
@@ -306,6 +341,15 @@ func setVerdict(m *Morphism, fails map[string][]string) {
 		}
 	}
 	m.Admissible = len(m.Rejected) == 0
+}
+
+// dateStrings formats a frame's dates once per execution.
+func dateStrings(f *frame.Frame) []string {
+	out := make([]string, f.Len())
+	for i, d := range f.Dates() {
+		out[i] = d.String()
+	}
+	return out
 }
 
 func dataInfo(src source, f *frame.Frame, dates []string) DataInfo {
@@ -350,25 +394,27 @@ type gridJob struct {
 }
 
 // gridOut is what running one morphism leaves: the portfolio P&L, the
-// turnover series when the metric needs it, and the encoded artifacts. The
-// weights are encoded and dropped, so a large grid does not hold them all.
+// turnover series when the metric needs it, and its artifacts' digests.
+// The weights are encoded, stored and dropped as the morphism finishes, so
+// a large grid never holds them all.
 type gridOut struct {
-	pnl, tv            []float64
-	pnlCSV, weightsCSV []byte
-	err                error
+	pnl, tv []float64
+	arts    []Artifact
+	err     error // the morphism could not run: a rejection
+	fatal   error // storing its artifacts failed: the execution fails
 }
 
 // runGrid runs the jobs on a pool of workers. Every job's output lands at
 // its own index, so the result does not depend on which worker ran what,
 // or when.
-func runGrid(ctx context.Context, f *frame.Frame, dates []string, jobs []gridJob, ro runOptions) []gridOut {
+func runGrid(ctx context.Context, f *frame.Frame, days []int32, jobs []gridJob, ro runOptions) []gridOut {
 	outs := make([]gridOut, len(jobs))
 	if len(jobs) == 0 {
 		return outs
 	}
 	var m *memo
 	if ro.share {
-		m = newMemo(jobs)
+		m = newMemo(jobs, cmp.Or(ro.memoBytes, defaultMemoBytes))
 	}
 	workers := min(max(ro.workers, 1), len(jobs))
 	next := make(chan int)
@@ -377,8 +423,9 @@ func runGrid(ctx context.Context, f *frame.Frame, dates []string, jobs []gridJob
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var bufs buffers // this worker's encoding buffers, reused
 			for j := range next {
-				outs[j] = runOne(ctx, f, dates, jobs[j].plan, m, ro)
+				outs[j] = runOne(ctx, f, days, &bufs, jobs[j].plan, m, ro)
 				m.release(jobs[j].plan)
 			}
 		}()
@@ -399,31 +446,36 @@ feed:
 // runOne runs one plan and keeps what the execution needs of its result.
 // A panic in a kernel is turned into an error: the morphism is rejected,
 // the server keeps going.
-func runOne(ctx context.Context, f *frame.Frame, dates []string, cp *compiled, m *memo, ro runOptions) (out gridOut) {
+func runOne(ctx context.Context, f *frame.Frame, days []int32, bufs *buffers, cp *compiled, m *memo, ro runOptions) (out gridOut) {
 	defer func() {
 		if r := recover(); r != nil {
 			out = gridOut{err: fmt.Errorf("internal error: %v", r)}
 		}
 	}()
-	res, err := evalPlan(ctx, f, cp, m)
+	vals, err := evalPlan(ctx, f, cp, m)
 	if err != nil {
 		return gridOut{err: err}
 	}
+	res := vals[cp.plan.Output].res
 	out.pnl = res.PnL
 	if ro.turnover {
 		out.tv = kernel.Turnover(res.Weights, len(res.PnL))
 	}
+	out.arts = []Artifact{}
 	if ro.artifacts {
-		out.pnlCSV = encodePnL(dates, res.PnL)
-		out.weightsCSV = encodeWeights(dates, res)
+		var deriv *weightsDerivation
+		if d, ok := derivationOf(cp, vals, days); ok {
+			deriv = &d
+		}
+		out.arts, out.fatal = artifactsOf(ctx, bufs, days, res, deriv, ro.sink)
 	}
 	return out
 }
 
 // evalPlan evaluates a plan's nodes in order over the frame, sharing node
-// values through m when it is not nil, and returns the output node's
-// result.
-func evalPlan(ctx context.Context, f *frame.Frame, cp *compiled, m *memo) (*kernel.Result, error) {
+// values through m when it is not nil, and returns every node's value; the
+// output node's holds a result.
+func evalPlan(ctx context.Context, f *frame.Frame, cp *compiled, m *memo) ([]rval, error) {
 	nodes := cp.plan.Nodes
 	vals := make([]rval, len(nodes))
 	for i := range nodes {
@@ -454,31 +506,41 @@ func evalPlan(ctx context.Context, f *frame.Frame, cp *compiled, m *memo) (*kern
 			return nil, fmt.Errorf("%s: %w", n.Op, err)
 		}
 	}
-	res := vals[cp.plan.Output].res
-	if res == nil {
+	if vals[cp.plan.Output].res == nil {
 		return nil, fmt.Errorf("the plan's output is not a result")
 	}
-	return res, nil
+	return vals, nil
 }
 
 // memo shares node values between the plans of one grid: a node with the
 // same content key computes the same value. Each entry counts the plans
 // still to use it and is dropped when the last one is done, so a sweep
-// holds only what its pending morphisms need.
+// holds only what its pending morphisms need. What it holds is bounded
+// too: a value that would take the memo past limit bytes is handed to the
+// morphism that computed it and not kept; later users recompute it. The
+// result is the same either way (a node is a pure function of its
+// inputs); only the time differs.
 type memo struct {
-	mu sync.Mutex
-	m  map[string]*memoEntry
+	mu    sync.Mutex
+	m     map[string]*memoEntry
+	held  int64 // bytes of the values kept
+	limit int64
 }
 
 type memoEntry struct {
 	once sync.Once
 	v    rval
 	err  error
+	kept bool // v is held for later users
+	size int64
 	refs int
 }
 
-func newMemo(jobs []gridJob) *memo {
-	m := &memo{m: map[string]*memoEntry{}}
+// defaultMemoBytes bounds the node values one grid keeps for sharing.
+const defaultMemoBytes = 64 << 20
+
+func newMemo(jobs []gridJob, limit int64) *memo {
+	m := &memo{m: map[string]*memoEntry{}, limit: limit}
 	for _, j := range jobs {
 		for _, k := range j.plan.keys {
 			e := m.m[k]
@@ -499,15 +561,33 @@ func (m *memo) get(key string, eval func() (rval, error)) (rval, error) {
 	if e == nil {
 		return eval()
 	}
+	var mine rval
+	computed := false
 	e.once.Do(func() {
 		defer func() {
 			if r := recover(); r != nil {
 				e.err = fmt.Errorf("internal error: %v", r)
 			}
 		}()
-		e.v, e.err = eval()
+		mine, e.err = eval()
+		computed = true
+		size := mine.bytes()
+		m.mu.Lock()
+		if e.err == nil && m.held+size <= m.limit {
+			e.v, e.kept, e.size = mine, true, size
+			m.held += size
+		}
+		m.mu.Unlock()
 	})
-	return e.v, e.err
+	switch {
+	case e.err != nil:
+		return rval{}, e.err
+	case computed:
+		return mine, nil
+	case e.kept:
+		return e.v, nil
+	}
+	return eval()
 }
 
 func (m *memo) release(cp *compiled) {
@@ -519,10 +599,28 @@ func (m *memo) release(cp *compiled) {
 	for _, k := range cp.keys {
 		if e := m.m[k]; e != nil {
 			if e.refs--; e.refs <= 0 {
+				m.held -= e.size
 				delete(m.m, k)
 			}
 		}
 	}
+}
+
+// bytes is the memory a value's series take.
+func (v rval) bytes() int64 {
+	var n int
+	if v.p != nil {
+		for _, c := range v.p.cols {
+			n += len(c)
+		}
+	}
+	if v.res != nil {
+		n += len(v.res.PnL)
+		for _, c := range v.res.Weights {
+			n += len(c)
+		}
+	}
+	return int64(n) * 8
 }
 
 // nameList lists column names for a message, at most 12 of them.

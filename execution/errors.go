@@ -35,4 +35,14 @@ var (
 	// runs against (or its expression no longer names an engine kernel).
 	// It is the executor's side of failure code F7.
 	ErrDrift = errors.New("registry drift")
+
+	// ErrOverBudget is returned by Execute and Replay, before any morphism
+	// runs, when the grid's work or the memory it would hold exceeds the
+	// executor's budget (Options.MaxCells, Options.MaxHeldBytes). The
+	// message names the budget and the estimate. Nothing is stored.
+	ErrOverBudget = errors.New("execution over budget")
+
+	// ErrBusy is returned by Execute and Replay when the executor already
+	// runs and queues as many executions as it admits; try again later.
+	ErrBusy = errors.New("executor busy")
 )

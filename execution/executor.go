@@ -2,6 +2,7 @@ package execution
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"log/slog"
 	"math"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -33,10 +35,26 @@ var _ Registry = (*registry.Store)(nil)
 // footprint's canonical JSON.
 var Bucket = []byte("execution.footprints")
 
-// Defaults for Options.
+// Defaults for Options. docs/execution.md gives the measurements behind
+// the bounds.
 const (
 	DefaultMaxLeverage  = 10
 	DefaultMaxDataBytes = 256 << 20
+	// DefaultMaxCells bounds an execution's work: admissible morphisms ×
+	// data rows × data columns. 2^28 cells run in about 30 s on one
+	// 2-core machine.
+	DefaultMaxCells = 1 << 28
+	// DefaultMaxHeldBytes bounds the series an execution holds until it
+	// scores: 8 bytes per row per admissible morphism (twice that when
+	// the metric needs turnover too).
+	DefaultMaxHeldBytes = 256 << 20
+	// DefaultMaxConcurrent executions run at once; each already uses
+	// every core, so more would only add memory.
+	DefaultMaxConcurrent = 1
+	// DefaultMaxQueued executions may wait for a slot, each for at most
+	// DefaultQueueWait; beyond either, Execute and Replay return ErrBusy.
+	DefaultMaxQueued = 8
+	DefaultQueueWait = 30 * time.Second
 )
 
 // Options configure an Executor. The zero value is usable.
@@ -51,6 +69,16 @@ type Options struct {
 	// MaxDataBytes bounds a data file (and a .gz file's decompressed
 	// size); zero means DefaultMaxDataBytes.
 	MaxDataBytes int64
+	// MaxCells and MaxHeldBytes are the per-execution budget (see the
+	// defaults); an execution over either is refused with ErrOverBudget
+	// before any morphism runs.
+	MaxCells     int64
+	MaxHeldBytes int64
+	// MaxConcurrent, MaxQueued and QueueWait bound the executions (and
+	// replays) in flight and waiting; zero means the default.
+	MaxConcurrent int
+	MaxQueued     int
+	QueueWait     time.Duration
 	// Logger receives execution events; nil discards them.
 	Logger *slog.Logger
 }
@@ -58,12 +86,14 @@ type Options struct {
 // Executor runs grounded requests and keeps their footprints. It is safe
 // for concurrent use.
 type Executor struct {
-	reg  Registry
-	arts *artifacts.Store
-	db   *bolt.DB
-	data fs.FS
-	opt  Options
-	log  *slog.Logger
+	reg     Registry
+	arts    *artifacts.Store
+	db      *bolt.DB
+	data    fs.FS
+	opt     Options
+	log     *slog.Logger
+	slots   chan struct{} // one token per running execution
+	waiting atomic.Int64  // executions waiting for a slot
 }
 
 // New returns an executor that reads data from the data root, keeps blobs
@@ -90,6 +120,11 @@ func New(reg Registry, arts *artifacts.Store, db *bolt.DB, data fs.FS, opt Optio
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	opt.MaxCells = cmp.Or(max(opt.MaxCells, 0), DefaultMaxCells)
+	opt.MaxHeldBytes = cmp.Or(max(opt.MaxHeldBytes, 0), DefaultMaxHeldBytes)
+	opt.MaxConcurrent = cmp.Or(max(opt.MaxConcurrent, 0), DefaultMaxConcurrent)
+	opt.MaxQueued = cmp.Or(max(opt.MaxQueued, 0), DefaultMaxQueued)
+	opt.QueueWait = cmp.Or(max(opt.QueueWait, 0), DefaultQueueWait)
 	if !db.IsReadOnly() {
 		if err := db.Update(func(tx *bolt.Tx) error {
 			_, err := tx.CreateBucketIfNotExists(Bucket)
@@ -98,41 +133,110 @@ func New(reg Registry, arts *artifacts.Store, db *bolt.DB, data fs.FS, opt Optio
 			return nil, fmt.Errorf("execution: create bucket: %w", err)
 		}
 	}
-	return &Executor{reg: reg, arts: arts, db: db, data: data, opt: opt, log: opt.Logger}, nil
+	return &Executor{reg: reg, arts: arts, db: db, data: data, opt: opt, log: opt.Logger,
+		slots: make(chan struct{}, opt.MaxConcurrent)}, nil
 }
 
 func (x *Executor) runOptions() runOptions {
 	return runOptions{workers: x.opt.Workers, share: true, artifacts: true}
 }
 
+func (x *Executor) budget() Budget {
+	return Budget{MaxCells: x.opt.MaxCells, MaxHeldBytes: x.opt.MaxHeldBytes}
+}
+
+// admit waits for an execution slot and returns its release. It refuses
+// at once (ErrBusy) when MaxQueued executions already wait, and after
+// QueueWait when no slot came free: a client is told to come back rather
+// than left hanging, and the server never holds more than MaxConcurrent
+// executions' memory.
+func (x *Executor) admit(ctx context.Context) (func(), error) {
+	release := func() { <-x.slots }
+	select {
+	case x.slots <- struct{}{}:
+		return release, nil
+	default:
+	}
+	if x.waiting.Add(1) > int64(x.opt.MaxQueued) {
+		x.waiting.Add(-1)
+		return nil, fmt.Errorf("%w: %d executions running and %d waiting", ErrBusy, x.opt.MaxConcurrent, x.opt.MaxQueued)
+	}
+	defer x.waiting.Add(-1)
+	t := time.NewTimer(x.opt.QueueWait)
+	defer t.Stop()
+	select {
+	case x.slots <- struct{}{}:
+		return release, nil
+	case <-t.C:
+		return nil, fmt.Errorf("%w: no execution slot came free in %s", ErrBusy, x.opt.QueueWait)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// snapshotAt returns registry version n and checks that it is the one
+// whose hash was recorded: what the gate checked is what runs.
+func (x *Executor) snapshotAt(ctx context.Context, n uint64, want hashing.Digest) (*registry.Snapshot, error) {
+	snap, err := x.reg.Version(ctx, n)
+	if errors.Is(err, registry.ErrNotFound) {
+		return nil, fmt.Errorf("registry version %d: %w", n, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("registry version %d: %w", n, err)
+	}
+	if got := snap.Registry(); got != want {
+		return nil, fmt.Errorf("registry version %d hashes to %s, %s was recorded: %w", n, got, want, ErrCorrupt)
+	}
+	return snap, nil
+}
+
 func (x *Executor) policy() RiskPolicy {
 	return RiskPolicy{MaxLeverage: x.opt.MaxLeverage, Predicates: Predicates()}
 }
 
-// Execute runs a grounded request against the current registry version and
-// stores its footprint, the source data bytes and every artifact in one
-// transaction: all of them or nothing. An identical execution (same hash)
-// stores nothing new and returns the stored footprint.
+// Execute runs a grounded request at the registry version the grounding
+// was decided against — never whatever its names mean today — so one
+// grounding on unchanged data always gives one execution hash. The source
+// data bytes and every artifact are stored as the grid runs (blobs are
+// content-addressed, so a run that fails part-way leaves only unreferenced
+// blobs behind), and the footprint last, once everything it names is
+// durable. An identical execution (same hash) returns the stored footprint.
 //
-// Errors: ErrNotGrounded for a nil or zero Grounded; ErrDrift when the
-// family or metric no longer resolves; ErrBadData for a data file that
-// cannot be parsed (nothing is stored). A missing data file, or a path
-// that leaves the data root, is not an error: every morphism is rejected
-// by the "data" predicate and the footprint records why.
+// Errors: ErrNotGrounded for a nil or zero Grounded; ErrOverBudget when
+// the grid is larger than the budget; ErrBusy when too many executions
+// are in flight; ErrDrift when the family or metric does not resolve;
+// ErrBadData for a data file that cannot be parsed (nothing is stored). A
+// missing data file, or a path that leaves the data root, is not an
+// error: every morphism is rejected by the "data" predicate and the
+// footprint records why.
 func (x *Executor) Execute(ctx context.Context, g *ground.Grounded) (*Footprint, error) {
 	if !g.Valid() {
 		return nil, ErrNotGrounded
 	}
 	began := time.Now()
+	snap, err := x.snapshotAt(ctx, g.RegistryVersion(), g.Registry())
+	if err != nil {
+		return nil, fmt.Errorf("execution: grounding %s: %w", g.ID(), err)
+	}
+	release, err := x.admit(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("execution: %w", err)
+	}
+	defer release()
 	req := g.Request()
 	src, err := readSource(x.data, req.Data, x.opt.MaxDataBytes)
 	if err != nil {
 		return nil, err
 	}
+	ro := x.runOptions()
+	ro.sink = newBlobSink(x.arts)
 	out, err := compute(ctx, input{
-		snap: x.reg.Current(), req: req, grounding: g.ID(), src: src,
-		risk: x.policy(), maxBytes: x.opt.MaxDataBytes,
-	}, x.runOptions())
+		snap: snap, req: req, grounding: g.ID(), src: src,
+		risk: x.policy(), maxBytes: x.opt.MaxDataBytes, budget: x.budget(),
+	}, ro)
+	if err == nil {
+		err = ro.sink.flush(ctx)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("execution: %w", err)
 	}
@@ -147,9 +251,9 @@ func (x *Executor) Execute(ctx context.Context, g *ground.Grounded) (*Footprint,
 	return fp, nil
 }
 
-// store writes an outcome in one transaction. If a footprint with the same
-// hash is stored and intact, nothing is written and the stored one is
-// returned; a corrupt one is replaced.
+// store writes an outcome's footprint; its blobs are already stored. If a
+// footprint with the same hash is stored and intact, nothing is written
+// and the stored one is returned; a corrupt one is replaced.
 func (x *Executor) store(ctx context.Context, out *outcome) (*Footprint, bool, error) {
 	raw, err := hashing.Canonical(out.fp)
 	if err != nil {
@@ -157,19 +261,12 @@ func (x *Executor) store(ctx context.Context, out *outcome) (*Footprint, bool, e
 	}
 	key := out.fp.Hash.Key()
 	if fp, err := x.Get(ctx, out.fp.Hash); err == nil {
-		if ok, _ := x.blobsIntact(ctx, out); ok {
-			return fp, false, nil
-		}
+		return fp, false, nil
 	}
 	var kept *Footprint
 	err = x.db.Update(func(tx *bolt.Tx) error {
 		if err := ctx.Err(); err != nil {
 			return err
-		}
-		for _, b := range out.blobs {
-			if _, err := x.arts.PutTx(tx, b); err != nil {
-				return err
-			}
 		}
 		bk := tx.Bucket(Bucket)
 		if old := bk.Get(key); old != nil {
@@ -187,17 +284,6 @@ func (x *Executor) store(ctx context.Context, out *outcome) (*Footprint, bool, e
 		return kept, false, nil
 	}
 	return out.fp, true, nil
-}
-
-// blobsIntact reports whether every blob of out is already stored intact.
-func (x *Executor) blobsIntact(ctx context.Context, out *outcome) (bool, error) {
-	for _, b := range out.blobs {
-		ok, err := x.arts.Has(ctx, hashing.SumBLAKE3(b))
-		if err != nil || !ok {
-			return false, err
-		}
-	}
-	return true, nil
 }
 
 // Get returns the footprint stored under an execution hash: ErrNotFound

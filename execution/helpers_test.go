@@ -59,7 +59,7 @@ func (r *rig) open(t testing.TB) {
 	if r.gate, err = ground.New(s, r.disc, s.DB()); err != nil {
 		t.Fatal(err)
 	}
-	if r.arts, err = artifacts.Open(s.DB()); err != nil {
+	if r.arts, err = OpenArtifacts(s.DB()); err != nil {
 		t.Fatal(err)
 	}
 	if r.root, err = os.OpenRoot(r.dataDir); err != nil {

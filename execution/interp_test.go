@@ -116,12 +116,13 @@ func TestInterpreterMatchesKernel(t *testing.T) {
 			for _, share := range []bool{false, true} {
 				var m *memo
 				if share {
-					m = newMemo([]gridJob{{plan: cp}})
+					m = newMemo([]gridJob{{plan: cp}}, defaultMemoBytes)
 				}
-				got, err := evalPlan(ctx, f, cp, m)
+				vals, err := evalPlan(ctx, f, cp, m)
 				if err != nil {
 					t.Fatal(err)
 				}
+				got := vals[cp.plan.Output].res
 				if fmt.Sprint(got.Assets) != fmt.Sprint(want.Assets) {
 					t.Fatalf("assets %v, kernel %v", got.Assets, want.Assets)
 				}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/groundgate/groundgate/artifacts"
 	"github.com/groundgate/groundgate/hashing"
-	"github.com/groundgate/groundgate/registry"
 )
 
 // ReplayReport says, layer by layer, whether a re-run reproduced a stored
@@ -44,20 +43,22 @@ func (x *Executor) Replay(ctx context.Context, hash hashing.Digest) (*ReplayRepo
 	if err != nil {
 		return nil, err
 	}
-	snap, err := x.reg.Version(ctx, fp.RegistryVersion)
+	snap, err := x.snapshotAt(ctx, fp.RegistryVersion, fp.Registry)
 	if err != nil {
-		if errors.Is(err, registry.ErrNotFound) {
-			return nil, fmt.Errorf("execution %s: registry version %d: %w", hash, fp.RegistryVersion, ErrNotFound)
-		}
-		return nil, fmt.Errorf("execution %s: registry version %d: %w", hash, fp.RegistryVersion, err)
+		return nil, fmt.Errorf("execution %s: %w", hash, err)
 	}
+	release, err := x.admit(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("execution %s: replay: %w", hash, err)
+	}
+	defer release()
 	src, err := x.storedSource(ctx, fp)
 	if err != nil {
 		return nil, fmt.Errorf("execution %s: %w", hash, err)
 	}
 	out, err := compute(ctx, input{
 		snap: snap, req: fp.Request, grounding: fp.Grounding, src: src,
-		risk: fp.Risk, maxBytes: max(x.opt.MaxDataBytes, int64(len(src.raw))),
+		risk: fp.Risk, maxBytes: max(x.opt.MaxDataBytes, int64(len(src.raw))), budget: x.budget(),
 	}, x.runOptions())
 	if err != nil {
 		return nil, fmt.Errorf("execution %s: replay: %w", hash, err)

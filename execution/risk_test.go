@@ -137,24 +137,77 @@ func TestUnresolvedFamily(t *testing.T) {
 	}
 }
 
-// A grounded request whose metric has since changed into something the
-// engine cannot run is refused with ErrDrift, and nothing is stored.
-func TestDrift(t *testing.T) {
+// A grounding id determines its execution (SPEC §7): ground at one
+// registry version, change the family's behaviour (its impl: the clip
+// bound) and the metric's, and the old grounding still runs what the gate
+// checked — the same execution hash as before the change. Grounded anew,
+// the same request runs the new behaviour. Replaying the old footprint
+// after the change reproduces it at every layer.
+func TestGroundingPinsRegistryVersion(t *testing.T) {
 	r := newRig(t, realData, Options{})
 	ctx := context.Background()
-	g := r.ground(t, request("MOM_WZS", "SRP", "wti-daily.csv", map[string]any{"window": 25}))
-	c, _ := r.store.Current().Get("SRP")
-	e := c.Entry
-	e.Impl.Expr = "(sharpe_v2 p)"
-	if _, err := r.store.Put(ctx, e); err != nil {
+	req := request("MOM_WZS", "SRP", "wti-daily.csv", map[string]any{"window": []any{25, 50}})
+	g := r.ground(t, req)
+	before, err := r.x.Execute(ctx, g)
+	if err != nil {
 		t.Fatal(err)
 	}
+	for name, edit := range map[string]func(e *registry.Entry){
+		"MOM_WZS": func(e *registry.Entry) { e.Impl.Expr = strings.Replace(e.Impl.Expr, "-1 1)", "-2 2)", 1) },
+		"SRP":     func(e *registry.Entry) { e.Impl.Expr = "(sharpe_v2 p)" },
+	} {
+		c, _ := r.store.Current().Get(name)
+		e := c.Entry
+		edit(&e)
+		res, err := r.store.Put(ctx, e)
+		if err != nil || !res.Changed || res.Capability.Identity == c.Identity {
+			t.Fatalf("edit %s: %+v %v", name, res, err)
+		}
+	}
+	if v := r.store.Current().Version(); v <= g.RegistryVersion() {
+		t.Fatalf("registry still at version %d", v)
+	}
+
+	after, err := r.x.Execute(ctx, g)
+	if err != nil {
+		t.Fatalf("the old grounding no longer executes: %v", err)
+	}
+	if after.Hash != before.Hash || after.RegistryVersion != g.RegistryVersion() {
+		t.Fatalf("the old grounding ran %s at version %d, before the change %s at version %d",
+			after.Hash, after.RegistryVersion, before.Hash, before.RegistryVersion)
+	}
+	rep, err := r.x.Replay(ctx, before.Hash)
+	if err != nil || !rep.Match {
+		t.Fatalf("replay after the change: %+v %v", rep, err)
+	}
+
+	// Grounded again today, the metric's new expression names no kernel:
+	// drift, and nothing is stored.
 	fps, blobs := r.counts(t)
-	if fp, err := r.x.Execute(ctx, g); !errors.Is(err, ErrDrift) || fp != nil {
-		t.Fatalf("Execute after the metric changed: %v, %v", fp, err)
+	if fp, err := r.x.Execute(ctx, r.ground(t, req)); !errors.Is(err, ErrDrift) || fp != nil {
+		t.Fatalf("a grounding at the current version: %v, %v", fp, err)
 	}
 	if f2, b2 := r.counts(t); f2 != fps || b2 != blobs {
 		t.Fatal("a drifted execution stored something")
+	}
+}
+
+// With the metric restored, a new grounding runs the family's new
+// behaviour: a different execution of the same request.
+func TestNewGroundingRunsNewBehaviour(t *testing.T) {
+	r := newRig(t, realData, Options{})
+	ctx := context.Background()
+	req := request("MOM_WZS", "SRP", "wti-daily.csv", map[string]any{"window": 25})
+	before := r.execute(t, req)
+	c, _ := r.store.Current().Get("MOM_WZS")
+	e := c.Entry
+	e.Impl.Expr = strings.Replace(e.Impl.Expr, "-1 1)", "-2 2)", 1)
+	if _, err := r.store.Put(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	after := r.execute(t, req)
+	if after.Hash == before.Hash || after.Layers.Registry == before.Layers.Registry || after.Layers.Score == before.Layers.Score {
+		t.Fatalf("a grounding at the new version ran the old behaviour: %+v vs %+v", after.Layers, before.Layers)
 	}
 }
 

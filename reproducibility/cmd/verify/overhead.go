@@ -425,7 +425,7 @@ func measurePhases(ctx context.Context, db string, n int) ([]Timing, error) {
 		g, err := ground.New(s, d, s.DB())
 		if err == nil {
 			var arts *artifacts.Store
-			if arts, err = artifacts.Open(s.DB()); err == nil {
+			if arts, err = execution.OpenArtifacts(s.DB()); err == nil {
 				_, err = execution.New(s, arts, s.DB(), sampledata.FS(), execution.Options{})
 			}
 		}

@@ -1,0 +1,233 @@
+package artifacts
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/series"
+)
+
+// stored returns the raw value under d.
+func stored(t *testing.T, db *bolt.DB, d hashing.Digest) []byte {
+	t.Helper()
+	var v []byte
+	_ = db.View(func(tx *bolt.Tx) error { v = bytes.Clone(tx.Bucket(Bucket).Get(d.Key())); return nil })
+	return v
+}
+
+func table(t testing.TB, rows, cols int, seed float64) []byte {
+	t.Helper()
+	tb := &series.Table{}
+	for i := range rows {
+		tb.Dates = append(tb.Dates, int32(i*2))
+	}
+	for j := range cols {
+		tb.Names = append(tb.Names, fmt.Sprint("c", j))
+		c := make([]float64, rows)
+		for i := range c {
+			switch {
+			case i%7 == 0:
+				c[i] = math.NaN()
+			case i%3 == 0:
+				c[i] = 1
+			default:
+				c[i] = math.Sin(seed + float64(i*cols+j))
+			}
+		}
+		tb.Cols = append(tb.Cols, c)
+	}
+	b, err := series.Encode(nil, tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Each kind of content is stored in the form that suits it, and read back
+// exactly: series tables packed, compressible bytes zstd, incompressible
+// bytes raw.
+func TestCodecs(t *testing.T) {
+	ctx := context.Background()
+	s, db, _ := mustOpen(t)
+	noise := make([]byte, 4096)
+	rand.Read(noise)
+	for _, c := range []struct {
+		name  string
+		data  []byte
+		codec byte
+	}{
+		{"table", table(t, 2000, 5, 0), codecTable},
+		{"csv", bytes.Repeat([]byte("2020-01-02,1.25\n"), 2000), codecZstd},
+		{"noise", noise, codecRaw},
+	} {
+		d, err := s.Put(ctx, c.data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := stored(t, db, d)
+		if string(v[:len(envelope)]) != envelope || v[len(envelope)] != c.codec {
+			t.Errorf("%s: stored with codec %d, want %d", c.name, v[len(envelope)], c.codec)
+		}
+		if c.codec != codecRaw && len(v) >= len(c.data)/2 {
+			t.Errorf("%s: stored %d bytes for %d", c.name, len(v), len(c.data))
+		}
+		if got, err := s.Get(ctx, d); err != nil || !bytes.Equal(got, c.data) {
+			t.Errorf("%s: Get: %v", c.name, err)
+		}
+	}
+	if _, problems, err := s.Verify(ctx); err != nil {
+		t.Fatal(problems, err)
+	}
+}
+
+// A value written by the previous release (the content itself, no
+// envelope) is still read, verified and not rewritten by a Put.
+func TestPreviousReleaseValues(t *testing.T) {
+	ctx := context.Background()
+	s, db, _ := mustOpen(t)
+	old := []byte("date,pnl\n2020-01-02,0.25\n")
+	d := hashing.SumBLAKE3(old)
+	corrupt(t, db, d, old) // write raw, as the old store did
+	if got, err := s.Get(ctx, d); err != nil || !bytes.Equal(got, old) {
+		t.Fatalf("Get old value: %q %v", got, err)
+	}
+	before := txid(t, db)
+	if _, err := s.Put(ctx, old); err != nil || txid(t, db) != before {
+		t.Fatalf("Put over an intact old value wrote (%v)", err)
+	}
+	if n, _, err := s.Verify(ctx); err != nil || n != 1 {
+		t.Fatal(n, err)
+	}
+}
+
+// Corrupt stored forms are reported, never served: a broken zstd frame, a
+// packed table that does not unpack, an unknown codec.
+func TestCorruptEnvelopes(t *testing.T) {
+	ctx := context.Background()
+	s, db, _ := mustOpen(t)
+	for name, data := range map[string][]byte{
+		"zstd":  bytes.Repeat([]byte("abc,"), 5000),
+		"table": table(t, 500, 3, 1),
+	} {
+		d, err := s.Put(ctx, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := stored(t, db, d)
+		for what, bad := range map[string][]byte{
+			"truncated": v[:len(v)-7],
+			"codec":     append(append([]byte(envelope), 9), v[len(envelope)+1:]...),
+			"flipped":   append(bytes.Clone(v[:len(v)-1]), v[len(v)-1]^0xff),
+		} {
+			corrupt(t, db, d, bad)
+			if got, err := s.Get(ctx, d); !errors.Is(err, ErrCorrupt) || got != nil {
+				t.Errorf("%s %s: Get = %d bytes, %v", name, what, len(got), err)
+			}
+			if _, problems, err := s.Verify(ctx); !errors.Is(err, ErrCorrupt) || !strings.Contains(strings.Join(problems, "\n"), d.String()) {
+				t.Errorf("%s %s: Verify = %v %v", name, what, problems, err)
+			}
+		}
+		corrupt(t, db, d, v)
+	}
+}
+
+// concat derives the concatenation of the blobs its recipe names (one
+// digest per line): a stand-in for the executor's weights deriver.
+type concat struct{}
+
+func (concat) Derive(recipe []byte, get func(hashing.Digest) ([]byte, error)) ([]byte, error) {
+	var out []byte
+	for _, line := range strings.Fields(string(recipe)) {
+		d, err := hashing.Parse(line)
+		if err != nil {
+			return nil, err
+		}
+		b, err := get(d)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b...)
+	}
+	return out, nil
+}
+
+// A derived blob is read by re-deriving and re-hashing it; a recipe whose
+// inputs went missing or changed, or that names a derived input, makes it
+// corrupt, never served.
+func TestDerived(t *testing.T) {
+	ctx := context.Background()
+	path := t.TempDir() + "/d.db"
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s, err := Open(db, WithDeriver(concat{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := table(t, 300, 2, 3), []byte("tail bytes")
+	da, _ := s.Put(ctx, a)
+	db_, _ := s.Put(ctx, b)
+	content := append(bytes.Clone(a), b...)
+	recipe := []byte(da.String() + "\n" + db_.String())
+	blob, err := s.PrepareDerived(content, recipe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutBlobs(ctx, []Blob{blob}); err != nil {
+		t.Fatal(err)
+	}
+	if blob.StoredSize() > 200 {
+		t.Fatalf("a recipe takes %d bytes", blob.StoredSize())
+	}
+	if got, err := s.Get(ctx, blob.Digest); err != nil || !bytes.Equal(got, content) {
+		t.Fatalf("Get derived: %v", err)
+	}
+	if n, _, err := s.Verify(ctx); err != nil || n != 3 {
+		t.Fatal(n, err)
+	}
+
+	// A derived blob as another's input is refused.
+	nested, _ := s.PrepareDerived(append(bytes.Clone(content), content...), []byte(blob.Digest.String()+"\n"+blob.Digest.String()))
+	s.PutBlobs(ctx, []Blob{nested})
+	if _, err := s.Get(ctx, nested.Digest); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("nested derivation: %v", err)
+	}
+	corrupt(t, db, nested.Digest, nil)
+	db.Update(func(tx *bolt.Tx) error { return tx.Bucket(Bucket).Delete(nested.Digest.Key()) })
+
+	// An input that changed (or is gone) breaks the derived blob.
+	corrupt(t, db, db_, []byte("other bytes"))
+	if _, err := s.Get(ctx, blob.Digest); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("changed input: %v", err)
+	}
+	if _, problems, err := s.Verify(ctx); !errors.Is(err, ErrCorrupt) || len(problems) != 2 {
+		t.Fatalf("Verify: %q %v", problems, err)
+	}
+	db.Update(func(tx *bolt.Tx) error { return tx.Bucket(Bucket).Delete(db_.Key()) })
+	if _, err := s.Get(ctx, blob.Digest); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("missing input: %v", err)
+	}
+
+	// Without a deriver, derived blobs cannot be read, nor written.
+	plain, err := Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plain.Get(ctx, blob.Digest); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("no deriver: %v", err)
+	}
+	if _, err := plain.PrepareDerived(content, recipe); err == nil {
+		t.Fatal("PrepareDerived without a deriver")
+	}
+}
