@@ -4,16 +4,24 @@
 // Execute takes a *ground.Grounded — the only input it accepts; a bare
 // request never runs — and:
 //
-//  1. resolves the family and the metric by name and kind in the current
-//     registry version (ErrDrift when they no longer do);
-//  2. reads the data file from the data root (see Data) and parses it
+//  1. resolves the family and the metric by name and kind in the registry
+//     version the grounding was decided against (never the current one: a
+//     grounding id determines its execution), checking that version's hash
+//     against the one the grounding recorded; ErrDrift when they do not
+//     resolve to something the engine runs;
+//  2. waits for an execution slot (ErrBusy when too many are in flight),
+//     reads the data file from the data root (see Data) and parses it
 //     (ErrBadData, nothing stored, when it is malformed);
 //  3. expands the request into morphisms, hashes each, compiles each into a
-//     plan and applies the risk filter;
-//  4. runs the admissible morphisms on a worker pool, scores them over the
-//     common evaluation window and selects the best;
-//  5. stores the footprint, the source data bytes and every artifact in one
-//     bbolt transaction: all of them or none.
+//     plan, applies the risk filter, and refuses the whole grid with
+//     ErrOverBudget (nothing stored) when its work or held memory is over
+//     the budget;
+//  4. runs the admissible morphisms on a worker pool, storing each one's
+//     artifacts as it finishes, then scores them over the common
+//     evaluation window and selects the best;
+//  5. stores the footprint last, once every blob it names is durable. A
+//     run that fails part-way leaves only unreferenced, content-addressed
+//     blobs behind, never a footprint without its blobs.
 //
 // # Morphisms
 //
@@ -140,10 +148,12 @@
 //
 // # Artifacts
 //
-// Each morphism that ran leaves two CSV artifacts, stored in the
-// artifacts package under their BLAKE3 digest: "pnl" (date,pnl) and
-// "weights" (date and one column per traded asset), values in Go's
-// shortest round-trip decimal form, NA empty.
+// Each morphism that ran leaves two artifacts, tables in the canonical
+// binary encoding of package series, digested with BLAKE3: "pnl" (one
+// column) and "weights" (one column per traded asset). The artifact store
+// keeps pnl packed and weights as a recipe over the returns, volatility
+// and signal panels the grid shares (derive.go), re-derived and re-hashed
+// on every read.
 //
 // # Replay and diff
 //

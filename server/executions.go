@@ -13,17 +13,16 @@ type executionRequest struct {
 }
 
 func (s *Server) postExecution(c echo.Context) error {
-	b, err := readBody(c)
+	b, err := readBody(c, s.cfg.BodyLimit)
 	if err != nil {
 		return err
 	}
 	var req executionRequest
-	if err := decodeStrictBody(b, &req); err != nil {
-		return newError(http.StatusBadRequest, ptMalformed,
-			"%v; an execution takes only {\"grounding\": \"sha256:…\"}, the id POST /v1/ground returned: a bare request never executes", err)
+	if err := decodeStrictBody(b, &req, "; an execution takes only {\"grounding\": \"sha256:…\"}, the id POST /v1/ground returned: a bare request never executes"); err != nil {
+		return err
 	}
 	if req.Grounding == "" {
-		return newError(http.StatusBadRequest, ptMalformed, "grounding is missing: ground the request first (POST /v1/ground) and pass the id it returned")
+		return newError(ptMalformed, "grounding is missing: ground the request first (POST /v1/ground) and pass the id it returned")
 	}
 	id, err := parseDigest("grounding", req.Grounding)
 	if err != nil {

@@ -16,36 +16,78 @@ import (
 	"github.com/groundgate/groundgate/registry"
 )
 
-// readBody reads the (already size-limited) body.
-func readBody(c echo.Context) ([]byte, error) {
-	b, err := io.ReadAll(c.Request().Body)
+// readBody reads the body, at most limit bytes. The limit wraps the body
+// only here, where it is read: net/http answers a refused request carrying
+// Expect: 100-continue at once only while r.Body is still its own reader.
+func readBody(c echo.Context, limit int64) ([]byte, error) {
+	r := c.Request()
+	b, err := io.ReadAll(http.MaxBytesReader(c.Response().Writer, r.Body, limit))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return nil, err
 		}
-		return nil, newError(http.StatusBadRequest, ptMalformed, "reading the body: %v", err)
+		return nil, newError(ptMalformed, "reading the body: %v", err)
 	}
 	if len(b) == 0 {
-		return nil, newError(http.StatusBadRequest, ptMalformed, "the body is empty; send a JSON document")
+		return nil, newError(ptMalformed, "the body is empty; send a JSON document")
 	}
 	return b, nil
 }
 
 // decodeBody strictly decodes a JSON body: unknown fields, duplicate keys
 // and trailing data are 400s naming the problem.
-func decodeBody(c echo.Context, v any) error {
-	b, err := readBody(c)
+func (s *Server) decodeBody(c echo.Context, v any) error {
+	b, err := readBody(c, s.cfg.BodyLimit)
 	if err != nil {
 		return err
 	}
-	if err := decodeStrictBody(b, v); err != nil {
-		return newError(http.StatusBadRequest, ptMalformed, "%v", err)
+	return decodeStrictBody(b, v, "")
+}
+
+// decodeStrictBody decodes b into v, a pointer to a struct or map. The
+// body must be a JSON object: null, arrays, strings, numbers and booleans
+// are refused by name rather than decoded into a zero value (a null would
+// leave a map nil). hint, if any, follows the error's text.
+func decodeStrictBody(b []byte, v any, hint string) error {
+	if kind := jsonKind(firstNonSpace(b)); kind != "" {
+		return newError(ptMalformed, "the body is %s, not a JSON object%s", kind, hint)
+	}
+	if err := hashing.DecodeStrict(b, v); err != nil {
+		return newError(ptMalformed, "%v%s", err, hint)
 	}
 	return nil
 }
 
-func decodeStrictBody(b []byte, v any) error { return hashing.DecodeStrict(b, v) }
+// firstNonSpace is the first byte of b that is not JSON whitespace.
+func firstNonSpace(b []byte) byte {
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		return c
+	}
+	return 0
+}
+
+// jsonKind names the JSON value other than an object that starts with c,
+// for error messages; "" for an object or what is not JSON at all.
+func jsonKind(c byte) string {
+	switch {
+	case c == '[':
+		return "an array"
+	case c == '"':
+		return "a string"
+	case c == 'n':
+		return "null"
+	case c == 't' || c == 'f':
+		return "a boolean"
+	case c == '-' || (c >= '0' && c <= '9'):
+		return "a number"
+	}
+	return ""
+}
 
 func digestParam(c echo.Context, name string) (hashing.Digest, error) {
 	return parseDigest(name, c.Param(name))
@@ -54,7 +96,7 @@ func digestParam(c echo.Context, name string) (hashing.Digest, error) {
 func parseDigest(name, s string) (hashing.Digest, error) {
 	d, err := hashing.Parse(s)
 	if err != nil {
-		return hashing.Digest{}, newError(http.StatusBadRequest, ptMalformed, "%s: %v", name, err)
+		return hashing.Digest{}, newError(ptMalformed, "%s: %v", name, err)
 	}
 	return d, nil
 }
@@ -82,8 +124,16 @@ func (s *Server) getCapability(c echo.Context) error {
 
 func (s *Server) getVersion(c echo.Context) error {
 	n, err := strconv.ParseUint(c.Param("n"), 10, 64)
+	if errors.Is(err, strconv.ErrRange) {
+		return newError(ptMalformed, "version %q is out of range", c.Param("n"))
+	}
 	if err != nil {
-		return newError(http.StatusBadRequest, ptMalformed, "version %q is not a non-negative integer", c.Param("n"))
+		return newError(ptMalformed, "version %q is not a non-negative integer", c.Param("n"))
+	}
+	// History starts at version 1; 0 is the empty registry before the
+	// seed, never a state anyone can ground or execute against.
+	if n == 0 {
+		return fmt.Errorf("registry version 0: %w (history starts at 1)", registry.ErrNotFound)
 	}
 	snap, err := s.reg.Version(c.Request().Context(), n)
 	if err != nil {
@@ -102,28 +152,27 @@ type putResponse struct {
 
 func (s *Server) putCapability(c echo.Context) error {
 	name := c.Param("name")
-	body, err := readBody(c)
+	body, err := readBody(c, s.cfg.BodyLimit)
 	if err != nil {
 		return err
 	}
+	var m map[string]json.RawMessage
+	if err := decodeStrictBody(body, &m, ""); err != nil {
+		return err
+	}
 	// The path names the entry; a name in the body must agree with it.
-	var probe struct {
-		Name *string `json:"name"`
-	}
-	if err := json.Unmarshal(body, &probe); err != nil {
-		return newError(http.StatusBadRequest, ptMalformed, "the body is not a JSON object: %v", err)
-	}
-	if probe.Name != nil && *probe.Name != name {
-		return newError(http.StatusBadRequest, ptMalformed, "the body names %q but the path names %q", *probe.Name, name)
-	}
-	if probe.Name == nil {
-		var m map[string]json.RawMessage
-		if err := hashing.DecodeStrict(body, &m); err != nil {
-			return newError(http.StatusBadRequest, ptMalformed, "%v", err)
+	if raw, ok := m["name"]; ok {
+		var got string
+		if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &got) != nil {
+			return newError(ptMalformed, "name: must be a string, got %.40s", raw)
 		}
+		if got != name {
+			return newError(ptMalformed, "the body names %q but the path names %q", got, name)
+		}
+	} else {
 		m["name"], _ = json.Marshal(name)
 		if body, err = json.Marshal(m); err != nil {
-			return err
+			return fmt.Errorf("re-encode entry %q: %w", name, err)
 		}
 	}
 	e, err := registry.DecodeEntry(body, strconv.Quote(name))
@@ -144,7 +193,7 @@ func (s *Server) putCapability(c echo.Context) error {
 
 func (s *Server) postDiscover(c echo.Context) error {
 	var q discover.Query
-	if err := decodeBody(c, &q); err != nil {
+	if err := s.decodeBody(c, &q); err != nil {
 		return err
 	}
 	res, err := s.disc.Discover(c.Request().Context(), q)
@@ -183,7 +232,7 @@ type groundingBody struct {
 
 func (s *Server) postGround(c echo.Context) error {
 	var gr groundRequest
-	if err := decodeBody(c, &gr); err != nil {
+	if err := s.decodeBody(c, &gr); err != nil {
 		return err
 	}
 	p := ground.Proposal{Request: gr.Request}
@@ -195,7 +244,7 @@ func (s *Server) postGround(c echo.Context) error {
 		_ = json.Unmarshal(gr.Discovery, &ids)
 		id, err := hashing.Parse(ids)
 		if err != nil {
-			return newError(http.StatusBadRequest, ptMalformed, "discovery: %v (give a discovery id or the full evidence)", err)
+			return newError(ptMalformed, "discovery: %v (give a discovery id or the full evidence)", err)
 		}
 		p.DiscoveryID = id
 	default:
@@ -228,9 +277,9 @@ func GroundingResponse(out ground.Outcome) (int, any) {
 	if out.Record.Decision.Admitted {
 		return http.StatusOK, body
 	}
-	st := http.StatusUnprocessableEntity
-	return st, Problem{
-		Type: problemPrefix + ptNotGrounded, Title: titles[ptNotGrounded], Status: st,
+	k := kinds[ptNotGrounded]
+	return k.status, Problem{
+		Type: problemPrefix + ptNotGrounded, Title: k.title, Status: k.status,
 		Detail:    refusalDetail(out.Record.Decision.Failures),
 		Failures:  out.Record.Decision.Failures,
 		Grounding: &body,

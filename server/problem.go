@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -41,46 +42,76 @@ const problemPrefix = "urn:groundgate:problem:"
 
 // Problem types. Each is stable: clients may switch on them.
 const (
-	ptMalformed    = "malformed-request"
-	ptBadQuery     = "bad-query"
-	ptInvalidEntry = "invalid-entry"
-	ptNotGrounded  = "not-grounded"
-	ptNotFound     = "not-found"
-	ptDuplicate    = "duplicate-identity"
-	ptUnauthorized = "unauthorized"
-	ptWritesOff    = "writes-disabled"
-	ptTooLarge     = "body-too-large"
-	ptMediaType    = "unsupported-media-type"
-	ptMethod       = "method-not-allowed"
-	ptCorrupt      = "corrupt-record"
-	ptInternal     = "internal"
-	ptNotAdmitted  = "not-admitted"
-	ptBadData      = "bad-data"
-	ptDrift        = "registry-drift"
+	ptMalformed      = "malformed-request"
+	ptBadQuery       = "bad-query"
+	ptInvalidEntry   = "invalid-entry"
+	ptNotGrounded    = "not-grounded"
+	ptNotFound       = "not-found"
+	ptDuplicate      = "duplicate-identity"
+	ptUnauthorized   = "unauthorized"
+	ptWritesOff      = "writes-disabled"
+	ptTooLarge       = "body-too-large"
+	ptHeaderTooLarge = "header-too-large"
+	ptMediaType      = "unsupported-media-type"
+	ptMethod         = "method-not-allowed"
+	ptCorrupt        = "corrupt-record"
+	ptInternal       = "internal"
+	ptNotAdmitted    = "not-admitted"
+	ptBadData        = "bad-data"
+	ptDrift          = "registry-drift"
+	ptOverBudget     = "over-budget"
+	ptBusy           = "busy"
+	ptClientClosed   = "client-closed-request"
 )
 
-var titles = map[string]string{
-	ptMalformed:    "Malformed request",
-	ptBadQuery:     "Bad discovery query",
-	ptInvalidEntry: "Invalid capability entry",
-	ptNotGrounded:  "Request not grounded",
-	ptNotFound:     "Not found",
-	ptDuplicate:    "Duplicate capability identity",
-	ptUnauthorized: "Unauthorized",
-	ptWritesOff:    "Registry writes are disabled",
-	ptTooLarge:     "Request body too large",
-	ptMediaType:    "Unsupported media type",
-	ptMethod:       "Method not allowed",
-	ptCorrupt:      "Stored record is corrupt",
-	ptInternal:     "Internal server error",
-	ptNotAdmitted:  "Grounding was not admitted",
-	ptBadData:      "Bad source data",
-	ptDrift:        "Registry drift",
+// retryAfterSeconds is what a busy executor asks a client to wait: about
+// one typical execution.
+const retryAfterSeconds = "5"
+
+// StatusClientClosedRequest is nginx's non-standard 499: the client went
+// away before the answer was ready. Nobody receives it; it keeps client
+// cancellations apart from server failures in logs and metrics.
+const StatusClientClosedRequest = 499
+
+// kinds gives every problem type its one status and title: handlers pick a
+// kind, never a status code.
+var kinds = map[string]struct {
+	status int
+	title  string
+}{
+	ptMalformed:      {http.StatusBadRequest, "Malformed request"},
+	ptBadQuery:       {http.StatusBadRequest, "Bad discovery query"},
+	ptInvalidEntry:   {http.StatusUnprocessableEntity, "Invalid capability entry"},
+	ptNotGrounded:    {http.StatusUnprocessableEntity, "Request not grounded"},
+	ptNotFound:       {http.StatusNotFound, "Not found"},
+	ptDuplicate:      {http.StatusConflict, "Duplicate capability identity"},
+	ptUnauthorized:   {http.StatusUnauthorized, "Unauthorized"},
+	ptWritesOff:      {http.StatusForbidden, "Registry writes are disabled"},
+	ptTooLarge:       {http.StatusRequestEntityTooLarge, "Request body too large"},
+	ptHeaderTooLarge: {http.StatusRequestHeaderFieldsTooLarge, "Request header fields too large"},
+	ptMediaType:      {http.StatusUnsupportedMediaType, "Unsupported media type"},
+	ptMethod:         {http.StatusMethodNotAllowed, "Method not allowed"},
+	ptCorrupt:        {http.StatusInternalServerError, "Stored record is corrupt"},
+	ptInternal:       {http.StatusInternalServerError, "Internal server error"},
+	ptNotAdmitted:    {http.StatusUnprocessableEntity, "Grounding was not admitted"},
+	ptBadData:        {http.StatusUnprocessableEntity, "Bad source data"},
+	ptDrift:          {http.StatusConflict, "Registry drift"},
+	ptOverBudget:     {http.StatusUnprocessableEntity, "Execution over budget"},
+	ptBusy:           {http.StatusServiceUnavailable, "Executor busy"},
+	ptClientClosed:   {StatusClientClosedRequest, "Client closed request"},
+}
+
+// statusLabel is the metrics label for a status: its text, with nginx's
+// name for 499, which net/http does not know.
+func statusLabel(status int) string {
+	if status == StatusClientClosedRequest {
+		return "Client Closed Request"
+	}
+	return http.StatusText(status)
 }
 
 // apiError is an error a handler returns with its problem already chosen.
 type apiError struct {
-	status int
 	kind   string
 	detail string
 	extra  func(*Problem)
@@ -94,14 +125,17 @@ type problemError struct{ p Problem }
 
 func (e problemError) Error() string { return e.p.Type + ": " + e.p.Detail }
 
-func newError(status int, kind, format string, args ...any) *apiError {
-	return &apiError{status: status, kind: kind, detail: fmt.Sprintf(format, args...)}
+// newError is an error of a kind; the kind decides the status.
+func newError(kind, format string, args ...any) *apiError {
+	return &apiError{kind: kind, detail: fmt.Sprintf(format, args...)}
 }
 
-// problemFor maps any error to a status and problem, in one place. Errors
-// it does not recognise become a generic 500; their text is logged, never
-// sent.
-func problemFor(err error) (int, Problem, bool) {
+// problemFor maps any error to a status and problem, in one place, and says
+// whether its cause belongs in the error log. ctx is the request's context:
+// a cancellation is the client's doing only when that context ended.
+// Errors it does not recognise become a generic 500; their text is logged,
+// never sent.
+func problemFor(ctx context.Context, err error) (int, Problem, bool) {
 	var (
 		ae  *apiError
 		he  *echo.HTTPError
@@ -109,65 +143,73 @@ func problemFor(err error) (int, Problem, bool) {
 		de  *registry.DuplicateError
 		mbe *http.MaxBytesError
 	)
-	p := func(status int, kind, detail string) (int, Problem, bool) {
-		return status, Problem{Type: problemPrefix + kind, Title: titles[kind], Status: status, Detail: detail}, false
+	p := func(kind, detail string) (int, Problem, bool) {
+		k := kinds[kind]
+		return k.status, Problem{Type: problemPrefix + kind, Title: k.title, Status: k.status, Detail: detail}, k.status >= 500
 	}
 	var pe problemError
 	switch {
 	case errors.As(err, &pe):
 		return pe.p.Status, pe.p, false
 	case errors.As(err, &ae):
-		st, pr, _ := p(ae.status, ae.kind, ae.detail)
+		st, pr, logIt := p(ae.kind, ae.detail)
 		if ae.extra != nil {
 			ae.extra(&pr)
 		}
-		return st, pr, false
+		return st, pr, logIt
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+		return p(ptClientClosed, "the client closed the request before the answer was ready")
 	case errors.As(err, &mbe):
-		return p(http.StatusRequestEntityTooLarge, ptTooLarge, fmt.Sprintf("the body is larger than %d bytes", mbe.Limit))
+		return p(ptTooLarge, fmt.Sprintf("the body is larger than %d bytes", mbe.Limit))
 	case errors.As(err, &ve):
-		st, pr, _ := p(http.StatusUnprocessableEntity, ptInvalidEntry, ve.Error())
+		st, pr, _ := p(ptInvalidEntry, ve.Error())
 		pr.Errors = ve.Fields
 		return st, pr, false
 	case errors.As(err, &de):
-		st, pr, _ := p(http.StatusConflict, ptDuplicate, de.Error())
+		st, pr, _ := p(ptDuplicate, de.Error())
 		pr.Existing = de.Existing
 		return st, pr, false
 	case errors.Is(err, registry.ErrInvalidEntry):
-		return p(http.StatusUnprocessableEntity, ptInvalidEntry, err.Error())
+		return p(ptInvalidEntry, err.Error())
 	case errors.Is(err, registry.ErrNotFound), errors.Is(err, discover.ErrNotFound), errors.Is(err, ground.ErrNotFound),
 		errors.Is(err, execution.ErrNotFound), errors.Is(err, artifacts.ErrNotFound):
-		return p(http.StatusNotFound, ptNotFound, err.Error())
+		return p(ptNotFound, err.Error())
 	case errors.Is(err, ground.ErrNotAdmitted), errors.Is(err, execution.ErrNotGrounded):
-		return p(http.StatusUnprocessableEntity, ptNotAdmitted, err.Error()+": only a request the gate admitted executes")
+		return p(ptNotAdmitted, err.Error()+": only a request the gate admitted executes")
 	case errors.Is(err, execution.ErrBadData):
-		return p(http.StatusUnprocessableEntity, ptBadData, err.Error())
+		return p(ptBadData, err.Error())
+	case errors.Is(err, execution.ErrOverBudget):
+		return p(ptOverBudget, err.Error())
+	case errors.Is(err, execution.ErrBusy):
+		st, pr, _ := p(ptBusy, err.Error()+"; retry later")
+		return st, pr, false // a full queue is load, not a server failure
 	case errors.Is(err, execution.ErrDrift):
-		return p(http.StatusConflict, ptDrift, err.Error()+" (F7): discover and ground again")
+		return p(ptDrift, err.Error()+" (F7): discover and ground again")
 	case errors.Is(err, discover.ErrBadQuery):
-		return p(http.StatusBadRequest, ptBadQuery, err.Error())
+		return p(ptBadQuery, err.Error())
 	case errors.Is(err, hashing.ErrMalformed):
-		return p(http.StatusBadRequest, ptMalformed, err.Error())
+		return p(ptMalformed, err.Error())
 	case errors.Is(err, registry.ErrCorrupt), errors.Is(err, discover.ErrCorrupt), errors.Is(err, ground.ErrCorrupt),
 		errors.Is(err, execution.ErrCorrupt), errors.Is(err, artifacts.ErrCorrupt):
-		st, pr, _ := p(http.StatusInternalServerError, ptCorrupt, "a stored record failed its integrity check; run `groundgate registry verify`")
-		return st, pr, true
+		return p(ptCorrupt, "a stored record failed its integrity check; run `groundgate registry verify`")
 	case errors.As(err, &he):
 		switch he.Code {
 		case http.StatusNotFound:
-			return p(he.Code, ptNotFound, "no such path; see GET /openapi.json")
+			return p(ptNotFound, "no such path; see GET /openapi.json")
 		case http.StatusMethodNotAllowed:
-			return p(he.Code, ptMethod, "this path does not accept that method; see GET /openapi.json")
+			return p(ptMethod, "this path does not accept that method; see GET /openapi.json")
 		case http.StatusRequestEntityTooLarge:
-			return p(he.Code, ptTooLarge, "the request body is too large")
+			return p(ptTooLarge, "the request body is too large")
 		case http.StatusUnsupportedMediaType:
-			return p(he.Code, ptMediaType, "send JSON with Content-Type: application/json")
+			return p(ptMediaType, "send JSON with Content-Type: application/json")
 		}
 		if he.Code >= 400 && he.Code < 500 {
-			return p(he.Code, ptMalformed, fmt.Sprint(he.Message))
+			st, pr, _ := p(ptMalformed, fmt.Sprint(he.Message))
+			pr.Status, st = he.Code, he.Code
+			return st, pr, false
 		}
 	}
-	st, pr, _ := p(http.StatusInternalServerError, ptInternal, "the server failed to handle the request; the cause is in its log")
-	return st, pr, true
+	return p(ptInternal, "the server failed to handle the request; the cause is in its log")
 }
 
 // errorHandler is echo's error handler: every error leaves as
@@ -176,29 +218,43 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
 	}
-	status, prob, logCause := problemFor(err)
+	ctx := c.Request().Context()
+	status, prob, logCause := problemFor(ctx, err)
 	prob.Instance = c.Request().URL.Path
 	prob.RequestID = c.Response().Header().Get(echo.HeaderXRequestID)
-	if logCause || status >= 500 {
-		s.log.LogAttrs(c.Request().Context(), slog.LevelError, "request failed",
+	switch {
+	case status == StatusClientClosedRequest:
+		// Not a failure of ours: the access log counts it as 499.
+		s.log.LogAttrs(ctx, slog.LevelInfo, "client closed request",
+			slog.String("request_id", prob.RequestID), slog.String("path", prob.Instance), slog.Any("error", err))
+	case status == http.StatusServiceUnavailable:
+		// Load shedding, not a failure: the client was told to retry.
+		s.log.LogAttrs(ctx, slog.LevelWarn, "busy",
+			slog.String("request_id", prob.RequestID), slog.String("path", prob.Instance), slog.Any("error", err))
+	case logCause || status >= 500:
+		s.log.LogAttrs(ctx, slog.LevelError, "request failed",
 			slog.String("request_id", prob.RequestID), slog.String("path", prob.Instance), slog.Any("error", err))
 	}
 	writeProblem(c, status, prob)
 }
 
+// writeProblem writes prob. For HEAD, net/http drops the body and keeps
+// the headers, as RFC 9110 asks.
 func writeProblem(c echo.Context, status int, prob Problem) {
-	if status == http.StatusUnauthorized {
+	switch status {
+	case http.StatusUnauthorized:
 		c.Response().Header().Set("WWW-Authenticate", `Bearer realm="groundgate"`)
+	case http.StatusUnsupportedMediaType:
+		// RFC 7694: the only content coding accepted is none.
+		c.Response().Header().Set("Accept-Encoding", "identity")
+	case http.StatusServiceUnavailable:
+		c.Response().Header().Set("Retry-After", retryAfterSeconds)
 	}
 	b, err := json.Marshal(prob)
 	if err != nil {
 		status = http.StatusInternalServerError
-		b, _ = json.Marshal(Problem{Type: problemPrefix + ptInternal, Title: titles[ptInternal], Status: status,
+		b, _ = json.Marshal(Problem{Type: problemPrefix + ptInternal, Title: kinds[ptInternal].title, Status: status,
 			Detail: "the server failed to encode its answer; the cause is in its log"})
-	}
-	if c.Request().Method == http.MethodHead {
-		c.Response().WriteHeader(status)
-		return
 	}
 	_ = c.Blob(status, "application/problem+json", b)
 }

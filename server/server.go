@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -77,6 +78,11 @@ type Config struct {
 	AdminToken string
 	// BodyLimit bounds request bodies in bytes (default 1 MiB).
 	BodyLimit int64
+	// HeaderLimit bounds the request line and header fields in bytes
+	// (default 64 KiB); larger requests get a 431 problem. net/http's own
+	// http.Server.MaxHeaderBytes must be set above it, or net/http
+	// refuses first with a text/plain 431 (see HTTPMaxHeaderBytes).
+	HeaderLimit int
 	// Logger receives access and error logs (discarded when nil).
 	Logger *slog.Logger
 }
@@ -99,6 +105,9 @@ type Server struct {
 func New(d Deps, cfg Config) *Server {
 	if cfg.BodyLimit <= 0 {
 		cfg.BodyLimit = 1 << 20
+	}
+	if cfg.HeaderLimit <= 0 {
+		cfg.HeaderLimit = DefaultHeaderLimit
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -125,29 +134,43 @@ func New(d Deps, cfg Config) *Server {
 	e.Use(middleware.RequestID())
 	e.Use(s.accessLog)
 	e.Use(middleware.Recover())
-	e.Use(s.limitBody)
+	e.Use(s.limitHeader)
+	e.Use(s.checkBody)
+	e.Use(decodeParams)
 
-	e.GET("/healthz", s.healthz)
-	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(promReg, promhttp.HandlerOpts{})))
-	e.GET("/openapi.json", s.openapi)
+	// RFC 9110 §9.3.2: HEAD is answered wherever GET is, with GET's status
+	// and headers; net/http drops the body.
+	get := func(path string, h echo.HandlerFunc) { e.Match([]string{http.MethodGet, http.MethodHead}, path, h) }
+	get("/healthz", s.healthz)
+	get("/metrics", echo.WrapHandler(promhttp.HandlerFor(promReg, promhttp.HandlerOpts{})))
+	get("/openapi.json", s.openapi)
 
-	v1 := e.Group("/v1")
-	v1.GET("/registry", s.getRegistry)
-	v1.GET("/registry/history", s.getHistory)
-	v1.GET("/registry/capabilities/:name", s.getCapability)
-	v1.PUT("/registry/capabilities/:name", s.putCapability, s.requireAdmin)
-	v1.GET("/registry/versions/:n", s.getVersion)
-	v1.POST("/discover", s.postDiscover)
-	v1.GET("/discoveries/:id", s.getDiscovery)
-	v1.POST("/ground", s.postGround)
-	v1.GET("/groundings/:id", s.getGrounding)
-	v1.POST("/executions", s.postExecution)
-	v1.GET("/executions/:hash", s.getExecution)
-	v1.POST("/executions/:hash/replay", s.postReplay)
-	v1.GET("/diff/:a/:b", s.getDiff)
+	get("/v1/registry", s.getRegistry)
+	get("/v1/registry/history", s.getHistory)
+	get("/v1/registry/capabilities/:name", s.getCapability)
+	e.PUT("/v1/registry/capabilities/:name", s.putCapability, s.requireAdmin)
+	get("/v1/registry/versions/:n", s.getVersion)
+	e.POST("/v1/discover", s.postDiscover)
+	get("/v1/discoveries/:id", s.getDiscovery)
+	e.POST("/v1/ground", s.postGround)
+	get("/v1/groundings/:id", s.getGrounding)
+	e.POST("/v1/executions", s.postExecution)
+	get("/v1/executions/:hash", s.getExecution)
+	e.POST("/v1/executions/:hash/replay", s.postReplay)
+	get("/v1/diff/:a/:b", s.getDiff)
 	s.echo = e
 	return s
 }
+
+// DefaultHeaderLimit is the default Config.HeaderLimit.
+const DefaultHeaderLimit = 64 << 10
+
+// HTTPMaxHeaderBytes is what http.Server.MaxHeaderBytes should be for a
+// server with the default header limit: well above it, so that requests
+// between the two limits get this server's 431 problem+json. Only a header
+// block beyond HTTPMaxHeaderBytes (plus net/http's 4 KiB slack) is refused
+// by net/http itself, as text/plain, before any handler runs.
+const HTTPMaxHeaderBytes = 1 << 20
 
 // Handler returns the server's http.Handler.
 func (s *Server) Handler() http.Handler { return s.echo }
@@ -170,7 +193,7 @@ func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 			route = "unmatched"
 		}
 		status := c.Response().Status
-		s.reqs.WithLabelValues(route, c.Request().Method, http.StatusText(status)).Inc()
+		s.reqs.WithLabelValues(route, c.Request().Method, statusLabel(status)).Inc()
 		s.lat.WithLabelValues(route).Observe(dur.Seconds())
 		s.log.LogAttrs(c.Request().Context(), slog.LevelInfo, "http",
 			slog.String("request_id", c.Response().Header().Get(echo.HeaderXRequestID)),
@@ -185,22 +208,81 @@ func (s *Server) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// limitBody caps the body and refuses non-JSON media types on writes.
-func (s *Server) limitBody(next echo.HandlerFunc) echo.HandlerFunc {
+// limitHeader refuses a request whose request line and header fields
+// exceed the header limit, counted as net/http counts them on the wire.
+func (s *Server) limitHeader(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if n := headerSize(c.Request()); n > s.cfg.HeaderLimit {
+			return newError(ptHeaderTooLarge, "the request line and header fields are %d bytes; the limit is %d", n, s.cfg.HeaderLimit)
+		}
+		return next(c)
+	}
+}
+
+// headerSize is the size of r's request line and header block as sent:
+// "METHOD URI PROTO\r\n", then "Key: value\r\n" per field (Host is kept
+// apart from r.Header by net/http).
+func headerSize(r *http.Request) int {
+	n := len(r.Method) + 1 + len(r.RequestURI) + 1 + len(r.Proto) + 2
+	if r.Host != "" {
+		n += len("Host: ") + len(r.Host) + 2
+	}
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			n += len(k) + 2 + len(v) + 2
+		}
+	}
+	return n + 2
+}
+
+// checkBody refuses, before any byte of the body is read, a body declared
+// too large, a write whose media type is not JSON, and any content coding:
+// refusing early lets net/http answer a client that sent Expect:
+// 100-continue at once instead of waiting for a body it will not use. The
+// size limit itself is applied where the body is read (readBody).
+func (s *Server) checkBody(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
 		if r.ContentLength > s.cfg.BodyLimit {
-			return newError(http.StatusRequestEntityTooLarge, ptTooLarge, "the body is %d bytes; the limit is %d", r.ContentLength, s.cfg.BodyLimit)
+			return newError(ptTooLarge, "the body is %d bytes; the limit is %d", r.ContentLength, s.cfg.BodyLimit)
 		}
-		r.Body = http.MaxBytesReader(c.Response(), r.Body, s.cfg.BodyLimit)
 		if r.Method == http.MethodPost || r.Method == http.MethodPut {
 			if ct := r.Header.Get(echo.HeaderContentType); ct != "" {
 				mt, _, err := mime.ParseMediaType(ct)
 				if err != nil || !(mt == "application/json" || strings.HasSuffix(mt, "+json")) {
-					return newError(http.StatusUnsupportedMediaType, ptMediaType, "Content-Type %q: send application/json", ct)
+					return newError(ptMediaType, "Content-Type %q: send application/json", ct)
+				}
+			}
+			for _, v := range r.Header.Values(echo.HeaderContentEncoding) {
+				for _, coding := range strings.Split(v, ",") {
+					if coding = strings.TrimSpace(coding); coding != "" && !strings.EqualFold(coding, "identity") {
+						return newError(ptMediaType, "Content-Encoding %q is not supported: send the JSON body uncompressed", coding)
+					}
 				}
 			}
 		}
+		return next(c)
+	}
+}
+
+// decodeParams percent-decodes every path parameter once, for every route:
+// echo matches on the escaped path, so /v1/executions/sha256%3A… would
+// otherwise reach the handler still encoded.
+func decodeParams(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		vals := c.ParamValues()
+		if len(vals) == 0 {
+			return next(c)
+		}
+		dec := make([]string, len(vals))
+		for i, v := range vals {
+			d, err := url.PathUnescape(v)
+			if err != nil {
+				return newError(ptMalformed, "path parameter %q: %v", c.ParamNames()[i], err)
+			}
+			dec[i] = d
+		}
+		c.SetParamValues(dec...)
 		return next(c)
 	}
 }
@@ -210,14 +292,14 @@ func (s *Server) limitBody(next echo.HandlerFunc) echo.HandlerFunc {
 func (s *Server) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if s.cfg.AdminToken == "" {
-			return newError(http.StatusForbidden, ptWritesOff, "this server has no admin token configured (set GROUNDGATE_ADMIN_TOKEN), so every registry write is refused")
+			return newError(ptWritesOff, "this server has no admin token configured (set GROUNDGATE_ADMIN_TOKEN), so every registry write is refused")
 		}
 		auth := c.Request().Header.Get(echo.HeaderAuthorization)
 		token, ok := strings.CutPrefix(auth, "Bearer ")
 		// Compare digests so that neither content nor length leaks in timing.
 		got, want := sha256.Sum256([]byte(token)), sha256.Sum256([]byte(s.cfg.AdminToken))
 		if !ok || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
-			return newError(http.StatusUnauthorized, ptUnauthorized, "registry writes need Authorization: Bearer <admin token>")
+			return newError(ptUnauthorized, "registry writes need Authorization: Bearer <admin token>")
 		}
 		return next(c)
 	}

@@ -105,6 +105,10 @@ func (r *registryCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 		if err != nil {
 			return fmt.Errorf("%w: version %q is not a non-negative integer", errUsage, pos[0])
 		}
+		// History starts at 1, as GET /v1/registry/versions/{n} says.
+		if v == 0 {
+			return fmt.Errorf("registry version 0: %w (history starts at 1)", registry.ErrNotFound)
+		}
 		snap, err := s.Version(ctx, v)
 		if err != nil {
 			return err

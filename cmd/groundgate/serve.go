@@ -5,16 +5,21 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/groundgate/groundgate/execution"
 	"github.com/groundgate/groundgate/internal/app"
 )
 
 type serveCmd struct{}
 
 func (serveCmd) Run(ctx context.Context, cli *CLI, args []string) error {
-	fs := cli.newFlags("serve", "serve [--addr HOST:PORT] [--db FILE] [--data DIR]")
+	fs := cli.newFlags("serve", "serve [--addr HOST:PORT] [--db FILE] [--data DIR] [--max-cells N] [--max-held-bytes N] [--max-executions N] [--max-queued N]")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen `address`")
 	db := fs.String("db", defaultDB, "bbolt database `file` (created and seeded when new)")
 	data := fs.String("data", "", "data root `dir`: request data sources resolve inside it (default: the bundled sample data)")
+	maxCells := fs.Int64("max-cells", execution.DefaultMaxCells, "work budget of one execution in `cells` (admissible morphisms × data rows × data columns); larger grids are refused with 422")
+	maxHeld := fs.Int64("max-held-bytes", execution.DefaultMaxHeldBytes, "series one execution may hold until it scores, in `bytes`; larger grids are refused with 422")
+	maxRunning := fs.Int("max-executions", execution.DefaultMaxConcurrent, "executions and replays running at once (`n`)")
+	maxQueued := fs.Int("max-queued", execution.DefaultMaxQueued, "executions waiting for a slot (`n`); beyond it, 503 with Retry-After")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -23,7 +28,13 @@ func (serveCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 		return fmt.Errorf("%w: serve takes no arguments", errUsage)
 	}
 	logger := slog.New(slog.NewJSONHandler(cli.Stderr, nil))
-	m, err := app.Open(ctx, app.Config{Addr: *addr, DB: *db, Data: *data, AdminToken: cli.Getenv("GROUNDGATE_ADMIN_TOKEN"), Logger: logger})
+	for name, v := range map[string]int64{"max-cells": *maxCells, "max-held-bytes": *maxHeld, "max-executions": int64(*maxRunning), "max-queued": int64(*maxQueued)} {
+		if v <= 0 {
+			return fmt.Errorf("%w: --%s must be positive", errUsage, name)
+		}
+	}
+	m, err := app.Open(ctx, app.Config{Addr: *addr, DB: *db, Data: *data, AdminToken: cli.Getenv("GROUNDGATE_ADMIN_TOKEN"), Logger: logger,
+		Exec: execution.Options{MaxCells: *maxCells, MaxHeldBytes: *maxHeld, MaxConcurrent: *maxRunning, MaxQueued: *maxQueued}})
 	if err != nil {
 		return err
 	}

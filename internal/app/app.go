@@ -14,13 +14,15 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strings"
+	"runtime/debug"
 	"time"
 
-	"github.com/groundgate/groundgate/artifacts"
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/execution"
 	"github.com/groundgate/groundgate/ground"
+	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/registry"
 	"github.com/groundgate/groundgate/sampledata"
 	"github.com/groundgate/groundgate/server"
@@ -36,6 +38,9 @@ type Config struct {
 	Logger     *slog.Logger
 	// ShutdownTimeout bounds the wait for in-flight requests.
 	ShutdownTimeout time.Duration
+	// Exec bounds executions (budget, concurrency, queue); its zero
+	// fields take the executor's defaults. Its Logger is Logger.
+	Exec execution.Options
 }
 
 // Main is the wired server: store, discovery, gate and HTTP, opened from a
@@ -51,26 +56,49 @@ type Main struct {
 	ln    net.Listener
 }
 
-// Open opens the database (seeding a new one with the built-in catalog),
-// builds discovery and the gate, and starts listening.
-func Open(ctx context.Context, cfg Config) (m *Main, err error) {
+// Open checks and binds the listen address, opens the data root, then
+// opens the database (seeding a new one with the built-in catalog) and
+// builds discovery, the gate and the executor. The order matters: a bad
+// address, a busy port or a missing data directory fails before any
+// database file exists. If Open fails after it created the database file,
+// it removes that file again.
+//
+// The result is unnamed on purpose: `return nil, err` must not nil out the
+// value the deferred Close needs.
+func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	}
 	if cfg.ShutdownTimeout == 0 {
 		cfg.ShutdownTimeout = 15 * time.Second
 	}
-	m = &Main{cfg: cfg}
+	m := &Main{cfg: cfg}
+	created := false
 	defer func() {
-		if err != nil {
-			m.Close()
+		if err == nil {
+			return
+		}
+		m.Close()
+		if created {
+			if rerr := os.Remove(cfg.DB); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+				err = errors.Join(err, fmt.Errorf("remove the new database: %w", rerr))
+			}
 		}
 	}()
+	if m.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
+		return nil, fmt.Errorf("http server: %w", err)
+	}
 	if m.data, err = OpenDataRoot(cfg.Data); err != nil {
 		return nil, err
 	}
-	m.Store, err = registry.Open(ctx, cfg.DB, registry.Options{Logger: cfg.Logger})
+	if _, serr := os.Stat(cfg.DB); errors.Is(serr, fs.ErrNotExist) {
+		created = true
+	}
+	m.Store, err = registry.Open(ctx, cfg.DB, registry.Options{Logger: cfg.Logger, Timeout: LockWait})
 	if err != nil {
+		// A lock timeout means another process made the file meanwhile
+		// and holds it: it is not ours to remove.
+		created = created && !errors.Is(err, bolt.ErrTimeout)
 		return nil, HintLocked(err, cfg.DB)
 	}
 	if err := SeedBuiltin(ctx, m.Store); err != nil {
@@ -84,26 +112,31 @@ func Open(ctx context.Context, cfg Config) (m *Main, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if m.Exec, err = NewExecutor(m.Store, m.data, cfg.Logger); err != nil {
+	xopt := cfg.Exec
+	xopt.Logger = cfg.Logger
+	if m.Exec, err = NewExecutor(m.Store, m.data, xopt); err != nil {
 		return nil, err
 	}
-	srv := server.New(server.Deps{Registry: m.Store, Discoverer: m.Disc, Gate: m.Gate, Executor: m.Exec},
+	srv := server.New(server.Deps{Registry: m.Store, Discoverer: m.Disc, Gate: m.Gate, Executor: releasing{m.Exec}},
 		server.Config{AdminToken: cfg.AdminToken, Logger: cfg.Logger})
 	m.http = &http.Server{
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       15 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
-	}
-	m.ln, err = net.Listen("tcp", cfg.Addr)
-	if err != nil {
-		return nil, fmt.Errorf("listen %s: %w", cfg.Addr, err)
+		// Above the longest execution the default budget admits (about
+		// 30 s of work after up to 30 s in the queue).
+		WriteTimeout: 120 * time.Second,
+		IdleTimeout:  120 * time.Second,
+		// Above the server's own header limit, so that oversized headers
+		// get its 431 problem+json rather than net/http's text/plain.
+		MaxHeaderBytes: server.HTTPMaxHeaderBytes,
+		ErrorLog:       slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
 	}
 	return m, nil
 }
+
+// Handler is the wired HTTP handler, for tests that drive it in process.
+func (m *Main) Handler() http.Handler { return m.http.Handler }
 
 // Addr is the address the server listens on.
 func (m *Main) Addr() string { return m.ln.Addr().String() }
@@ -136,16 +169,19 @@ func (m *Main) Run(ctx context.Context) error {
 	return err
 }
 
-// Close releases the listener, the data root and the database.
+// Close releases the listener, the data root and the database. Closing
+// twice is harmless.
 func (m *Main) Close() error {
 	if m.ln != nil {
 		m.ln.Close()
 	}
 	if m.data != nil {
 		m.data.Close()
+		m.data = nil
 	}
 	if m.Disc != nil {
 		m.Disc.Close()
+		m.Disc = nil
 	}
 	if m.Store != nil {
 		err := m.Store.Close()
@@ -185,12 +221,38 @@ func (d *DataRoot) Close() error {
 }
 
 // NewExecutor builds the executor over the store's file and the data root.
-func NewExecutor(s *registry.Store, data *DataRoot, log *slog.Logger) (*execution.Executor, error) {
-	arts, err := artifacts.Open(s.DB())
+func NewExecutor(s *registry.Store, data *DataRoot, opt execution.Options) (*execution.Executor, error) {
+	arts, err := execution.OpenArtifacts(s.DB())
 	if err != nil {
 		return nil, err
 	}
-	return execution.New(s, arts, s.DB(), data.FS, execution.Options{Logger: log})
+	return execution.New(s, arts, s.DB(), data.FS, opt)
+}
+
+// releasing hands the memory of a large execution back to the operating
+// system as soon as it is done, instead of after the runtime's next
+// periodic collection (up to a few minutes on an idle server). It is the
+// process's decision, so it lives here, not in the executor.
+type releasing struct{ *execution.Executor }
+
+// releaseCells is the work above which an execution's memory is returned
+// at once: about 100 MB of transient series on the fx panel.
+const releaseCells = 1 << 24
+
+func (r releasing) Execute(ctx context.Context, g *ground.Grounded) (*execution.Footprint, error) {
+	fp, err := r.Executor.Execute(ctx, g)
+	if fp != nil && int64(fp.Data.Rows)*int64(len(fp.Data.Columns))*int64(len(fp.Morphisms)) > releaseCells {
+		go debug.FreeOSMemory()
+	}
+	return fp, err
+}
+
+func (r releasing) Replay(ctx context.Context, h hashing.Digest) (*execution.ReplayReport, error) {
+	rep, err := r.Executor.Replay(ctx, h)
+	if err == nil {
+		go debug.FreeOSMemory() // a replay is a whole execution; they are rare, a collection is cheap
+	}
+	return rep, err
 }
 
 // OpenMode says whether a command may create and seed a missing database.
@@ -206,11 +268,11 @@ const (
 func OpenRegistry(ctx context.Context, path string, mode OpenMode) (*registry.Store, error) {
 	if mode == OpenReadOnly {
 		if _, err := os.Stat(path); err == nil {
-			s, err := registry.Open(ctx, path, registry.Options{ReadOnly: true})
+			s, err := registry.Open(ctx, path, registry.Options{ReadOnly: true, Timeout: LockWait})
 			return s, HintLocked(err, path)
 		}
 	}
-	s, err := registry.Open(ctx, path, registry.Options{})
+	s, err := registry.Open(ctx, path, registry.Options{Timeout: LockWait})
 	if err != nil {
 		return nil, HintLocked(err, path)
 	}
@@ -236,9 +298,16 @@ func SeedBuiltin(ctx context.Context, s *registry.Store) error {
 	return nil
 }
 
-// HintLocked adds a hint when bbolt's file lock timed out.
+// LockWait bounds how long opening a database waits for bbolt's file lock
+// before giving up with HintLocked's hint (docs/operations.md promises
+// 5 s; registry verify waits as long). Another command's short hold is
+// over well within it; a running server holds the lock as long as it runs.
+const LockWait = 5 * time.Second
+
+// HintLocked adds a hint when bbolt's file lock timed out: the usual cause
+// is a server (or a long command) holding the file.
 func HintLocked(err error, path string) error {
-	if err != nil && strings.Contains(err.Error(), "timeout") {
+	if errors.Is(err, bolt.ErrTimeout) {
 		return fmt.Errorf("%w (is a groundgate server using %s?)", err, path)
 	}
 	return err
@@ -280,8 +349,10 @@ func OpenEnginesFS(ctx context.Context, db string, data fs.FS) (*Engines, error)
 	return openEngines(ctx, db, root)
 }
 
-func openEngines(ctx context.Context, db string, data *DataRoot) (e *Engines, err error) {
-	e = &Engines{data: data}
+// The result is unnamed on purpose: `return nil, err` must not nil out the
+// value the deferred Close needs.
+func openEngines(ctx context.Context, db string, data *DataRoot) (_ *Engines, err error) {
+	e := &Engines{data: data}
 	defer func() {
 		if err != nil {
 			e.data = nil // the caller owns data on failure
@@ -297,7 +368,7 @@ func openEngines(ctx context.Context, db string, data *DataRoot) (e *Engines, er
 	if e.Gate, err = ground.New(e.Store, e.Disc, e.Store.DB()); err != nil {
 		return nil, err
 	}
-	if e.Exec, err = NewExecutor(e.Store, e.data, nil); err != nil {
+	if e.Exec, err = NewExecutor(e.Store, e.data, execution.Options{}); err != nil {
 		return nil, err
 	}
 	return e, nil
