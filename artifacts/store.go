@@ -414,6 +414,26 @@ func (s *Store) Has(ctx context.Context, d hashing.Digest) (bool, error) {
 	return have, err
 }
 
+// Missing returns the digests in ds that the store holds no value for, in
+// one read transaction. It checks presence only: Verify checks that every
+// stored value is intact, so a whole-file check hashes each blob once.
+func (s *Store) Missing(ctx context.Context, ds []hashing.Digest) ([]hashing.Digest, error) {
+	var out []hashing.Digest
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(Bucket)
+		for _, d := range ds {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if b == nil || b.Get(d.Key()) == nil {
+				out = append(out, d)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
 // Verify decodes and re-hashes every stored blob. It returns how many
 // blobs it checked and one line per problem (a key that is not a blake3
 // digest, a value that does not decode, content that hashes to another

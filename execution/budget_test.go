@@ -126,7 +126,7 @@ func TestWeightsStoredAsRecipes(t *testing.T) {
 	if _, err := r.arts.Get(ctx, w); !errors.Is(err, artifacts.ErrCorrupt) {
 		t.Fatalf("weights over a corrupt input: %v", err)
 	}
-	if _, problems, err := r.x.Verify(ctx); !errors.Is(err, ErrCorrupt) || !strings.Contains(strings.Join(problems, "\n"), w.String()) {
+	if _, problems, err := r.arts.Verify(ctx); !errors.Is(err, artifacts.ErrCorrupt) || !strings.Contains(strings.Join(problems, "\n"), w.String()) {
 		t.Fatalf("Verify: %v %v", problems, err)
 	}
 	setRaw(t, r, recipe.Vols, good)
