@@ -30,12 +30,13 @@ func mustHarness(t *testing.T, base string, p Proposer) *Harness {
 	return h
 }
 
-// requireExecutor skips a test whose server answers POST /v1/executions
-// with 404: the executor is not wired into the server yet.
+// requireExecutor fails a test whose server answers POST /v1/executions
+// with 404: the route is part of the API, so its absence is a bug, not a
+// reason to skip.
 func requireExecutor(t *testing.T, h *Harness) {
 	t.Helper()
 	if !h.Executor {
-		t.Skip("POST /v1/executions answers 404: the server has no executor yet, so nothing can be executed; skipping the end-to-end run")
+		t.Fatal("POST /v1/executions answers 404: the server started with an executor has no executions route")
 	}
 }
 

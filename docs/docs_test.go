@@ -16,6 +16,13 @@
 // port with a temporary database; `localhost:8080` in a block is rewritten
 // to that port, and GROUNDGATE_ADMIN_TOKEN is the server's token in both.
 // A block that exits non-zero fails the test, naming its file and line.
+// A block's claims must be able to make it exit non-zero: TestDocClaims
+// refuses a `test … && …` (set -e ignores its failure) and a curl that
+// checks no status (neither -f nor -w '%{http_code}').
+//
+// A tool a block calls (curl, jq, python3, …) that is missing skips that
+// document locally; with CI set in the environment it fails the test, since
+// .ci/run installs every one of them.
 package docs_test
 
 import (
@@ -257,10 +264,11 @@ func TestDocs(t *testing.T) {
 			}
 			for _, tool := range toolsNeeded(run) {
 				if _, err := exec.LookPath(tool); err != nil {
-					if os.Getenv("CI") != "" {
-						t.Fatalf("%s needs %s, which is not installed (.ci/run installs it)", f, tool)
+					fail, msg := missingTool(os.Getenv("CI") != "", f, tool)
+					if fail {
+						t.Fatal(msg)
 					}
-					t.Skipf("%s needs %s, which is not installed here (CI installs it)", f, tool)
+					t.Skip(msg)
 				}
 			}
 			t0 := time.Now()
@@ -270,6 +278,101 @@ func TestDocs(t *testing.T) {
 				t.Fatalf("a documented command failed at %s: %v", at, err)
 			}
 		})
+	}
+}
+
+// missingTool says what a tool missing from this machine means for a
+// document: under CI, which installs every tool the documents call, a
+// failure; elsewhere a skip, so that a reader without jq can still run
+// the tests.
+func missingTool(ci bool, file, tool string) (fail bool, msg string) {
+	if ci {
+		return true, fmt.Sprintf("%s needs %s, which is not installed (CI is set, and .ci/run installs it)", file, tool)
+	}
+	return false, fmt.Sprintf("%s needs %s, which is not installed here (CI installs it; with CI set this fails)", file, tool)
+}
+
+func TestMissingTool(t *testing.T) {
+	if fail, msg := missingTool(true, "README.md", "jq"); !fail || !strings.Contains(msg, "jq") {
+		t.Errorf("under CI: fail %v, %q", fail, msg)
+	}
+	if fail, _ := missingTool(false, "README.md", "jq"); fail {
+		t.Error("a local run without jq fails instead of skipping")
+	}
+}
+
+var (
+	// uncheckedTest is a test whose failure set -e ignores: the left side
+	// of an && list.
+	uncheckedTest = regexp.MustCompile(`^\s*(!\s*)?(test|\[|\[\[)\s.*&&`)
+	curlCall      = regexp.MustCompile(`(^|[\s|;&(` + "`" + `$])curl\s`)
+	// curlChecked: curl fails on an HTTP error (-f, --fail, --fail-with-body)
+	// or writes the status out for a test to check.
+	curlChecked = regexp.MustCompile(`\s(-[a-zA-Z]*f[a-zA-Z]*|--fail(-with-body)?)(\s|$)|%\{http_code\}|%\{response_code\}`)
+)
+
+// uncheckedClaims lists the lines of a block whose claims cannot fail it.
+// Lines continued with a backslash are joined first.
+func uncheckedClaims(b block) []string {
+	var out []string
+	lines := strings.Split(b.text, "\n")
+	for i := 0; i < len(lines); i++ {
+		start := i
+		l := lines[i]
+		for strings.HasSuffix(l, "\\") && i+1 < len(lines) {
+			i++
+			l = strings.TrimSuffix(l, "\\") + " " + lines[i]
+		}
+		code := l
+		if j := strings.Index(code, " #"); j >= 0 && !strings.ContainsAny(code[:j], `'"`) {
+			code = code[:j] // a trailing comment, outside any quotes
+		}
+		at := fmt.Sprintf("%s:%d", b.file, b.line+1+start)
+		switch {
+		case uncheckedTest.MatchString(code):
+			out = append(out, at+": `test … && …` never fails the block under set -e; put the test on a line of its own: "+strings.TrimSpace(l))
+		case curlCall.MatchString(code) && !curlChecked.MatchString(code):
+			out = append(out, at+": curl without -f (or -w '%{http_code}' for an expected error) prints an error page as if it were the answer: "+strings.TrimSpace(l))
+		}
+	}
+	return out
+}
+
+func TestUncheckedClaims(t *testing.T) {
+	for _, tc := range []struct {
+		text string
+		bad  int
+	}{
+		{"test \"$A\" = \"$B\"\n", 0},
+		{"test \"$A\" = \"$B\" && echo same\n", 1},
+		{"[ -s x ] && echo ok\n", 1},
+		{"test -s x || exit 1\n", 0},
+		{"curl -sf localhost:8080/healthz\n", 0},
+		{"curl -s localhost:8080/healthz | jq .status\n", 1},
+		{"X=$(curl -s localhost:8080/healthz)\n", 1},
+		{"curl --fail -s localhost:8080/x\n", 0},
+		{"curl -s -o r.json -w '%{http_code}' localhost:8080/x\n", 0},
+		{"curl -s localhost:8080/v1/discover \\\n  -d '{}' -f > d.json\n", 0},
+		{"curl -s -X PUT localhost:8080/x \\\n  -H 'Authorization: Bearer t' > put.json\n", 1},
+		{"echo 'curl -s x' # not a call\n", 0},
+	} {
+		if got := uncheckedClaims(block{file: "x.md", line: 1, text: tc.text}); len(got) != tc.bad {
+			t.Errorf("%q: %d unchecked, want %d: %v", tc.text, len(got), tc.bad, got)
+		}
+	}
+}
+
+// Every claim a runnable block makes can fail it.
+func TestDocClaims(t *testing.T) {
+	for _, bs := range allBlocks(t, "..") {
+		for _, b := range bs {
+			if b.skip != "" {
+				continue
+			}
+			for _, u := range uncheckedClaims(b) {
+				t.Error(u)
+			}
+		}
 	}
 }
 

@@ -123,15 +123,15 @@ func resolveMetric(snap *registry.Snapshot, name string) (MetricRef, kernel.Metr
 		return MetricRef{}, kernel.Metric{}, fmt.Errorf("%w: %q is a %s in registry version %d, not a metric", ErrDrift, name, c.Kind, snap.Version())
 	}
 	if c.Impl.Engine != Engine {
-		return MetricRef{}, kernel.Metric{}, fmt.Errorf("%w: metric %q runs on engine %q, not %s", ErrDrift, name, c.Impl.Engine, Engine)
+		return MetricRef{}, kernel.Metric{}, fmt.Errorf("%w: metric %q runs on engine %q, not %s", ErrNotRunnable, name, c.Impl.Engine, Engine)
 	}
 	e, err := parseExpr(c.Impl.Expr)
 	if err != nil || e.kind != exprList || len(e.args()) != 1 || e.args()[0].kind != exprSymbol {
-		return MetricRef{}, kernel.Metric{}, fmt.Errorf("%w: metric %q: expression %q is not (kernel input)", ErrDrift, name, clipText(c.Impl.Expr))
+		return MetricRef{}, kernel.Metric{}, fmt.Errorf("%w: metric %q: expression %q is not (kernel input)", ErrNotRunnable, name, clipText(c.Impl.Expr))
 	}
 	km, err := kernel.LookupMetric(strings.ToUpper(e.head()))
 	if err != nil {
-		return MetricRef{}, kernel.Metric{}, fmt.Errorf("%w: metric %q: the engine has no metric kernel %q", ErrDrift, name, e.head())
+		return MetricRef{}, kernel.Metric{}, fmt.Errorf("%w: metric %q: the engine has no metric kernel %q", ErrNotRunnable, name, e.head())
 	}
 	ref := MetricRef{CapRef: CapRef{Name: c.Name, Kind: c.Kind, Identity: c.Identity}, Kernel: km.Name}
 	switch c.Sem.Orientation {
@@ -140,14 +140,14 @@ func resolveMetric(snap *registry.Snapshot, name string) (MetricRef, kernel.Metr
 	case registry.OrientMinimize:
 		km.Higher, ref.Direction = false, "minimize"
 	default:
-		return MetricRef{}, kernel.Metric{}, fmt.Errorf("%w: metric %q has orientation %q, not maximize or minimize", ErrDrift, name, c.Sem.Orientation)
+		return MetricRef{}, kernel.Metric{}, fmt.Errorf("%w: metric %q has orientation %q, not maximize or minimize", ErrNotRunnable, name, c.Sem.Orientation)
 	}
 	return ref, km, nil
 }
 
 // compute runs one execution from its inputs. It reads nothing but its
 // arguments and writes nothing: Execute stores what it returns, Replay
-// compares it. Errors: ErrDrift, ErrBadData, context errors, and internal
+// compares it. Errors: ErrDrift, ErrNotRunnable, ErrBadData, context errors, and internal
 // failures; a morphism that cannot run is a rejection, not an error.
 func compute(ctx context.Context, in input, ro runOptions) (*outcome, error) {
 	famCap, err := resolveFamily(in.snap, in.req.Family)

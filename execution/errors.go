@@ -30,11 +30,20 @@ var (
 	// Nothing is stored.
 	ErrBadData = errors.New("bad data")
 
-	// ErrDrift is returned when the request's family or metric no longer
-	// resolves, by name and kind, in the registry version the executor
-	// runs against (or its expression no longer names an engine kernel).
-	// It is the executor's side of failure code F7.
+	// ErrDrift is returned when the request's family or metric does not
+	// resolve, by name and kind, in the registry version the executor runs
+	// against. Executions run at the version their grounding was decided
+	// against, where the gate found both, so for a genuine grounding it
+	// means the stored records disagree. It is the executor's side of
+	// failure code F7.
 	ErrDrift = errors.New("registry drift")
+
+	// ErrNotRunnable is returned when the metric resolves but the engine
+	// cannot run it: another engine, an expression that names no metric
+	// kernel, an orientation that is neither maximize nor minimize. The
+	// registry is domain-free and accepts such entries; the executor
+	// refuses them, and nothing is stored.
+	ErrNotRunnable = errors.New("capability not runnable by this engine")
 
 	// ErrOverBudget is returned by Execute and Replay, before any morphism
 	// runs, when the grid's work or the memory it would hold exceeds the

@@ -205,6 +205,7 @@ func (x *Executor) policy() RiskPolicy {
 // Errors: ErrNotGrounded for a nil or zero Grounded; ErrOverBudget when
 // the grid is larger than the budget; ErrBusy when too many executions
 // are in flight; ErrDrift when the family or metric does not resolve;
+// ErrNotRunnable when the engine cannot run the metric;
 // ErrBadData for a data file that cannot be parsed (nothing is stored). A
 // missing data file, or a path that leaves the data root, is not an
 // error: every morphism is rejected by the "data" predicate and the

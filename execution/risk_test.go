@@ -182,13 +182,13 @@ func TestGroundingPinsRegistryVersion(t *testing.T) {
 	}
 
 	// Grounded again today, the metric's new expression names no kernel:
-	// drift, and nothing is stored.
+	// not runnable, and nothing is stored.
 	fps, blobs := r.counts(t)
-	if fp, err := r.x.Execute(ctx, r.ground(t, req)); !errors.Is(err, ErrDrift) || fp != nil {
+	if fp, err := r.x.Execute(ctx, r.ground(t, req)); !errors.Is(err, ErrNotRunnable) || fp != nil {
 		t.Fatalf("a grounding at the current version: %v, %v", fp, err)
 	}
 	if f2, b2 := r.counts(t); f2 != fps || b2 != blobs {
-		t.Fatal("a drifted execution stored something")
+		t.Fatal("an unrunnable execution stored something")
 	}
 }
 

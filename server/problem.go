@@ -60,6 +60,7 @@ const (
 	ptBadData        = "bad-data"
 	ptDrift          = "registry-drift"
 	ptOverBudget     = "over-budget"
+	ptNotRunnable    = "not-runnable"
 	ptBusy           = "busy"
 	ptClientClosed   = "client-closed-request"
 )
@@ -97,6 +98,7 @@ var kinds = map[string]struct {
 	ptBadData:        {http.StatusUnprocessableEntity, "Bad source data"},
 	ptDrift:          {http.StatusConflict, "Registry drift"},
 	ptOverBudget:     {http.StatusUnprocessableEntity, "Execution over budget"},
+	ptNotRunnable:    {http.StatusUnprocessableEntity, "Capability not runnable"},
 	ptBusy:           {http.StatusServiceUnavailable, "Executor busy"},
 	ptClientClosed:   {StatusClientClosedRequest, "Client closed request"},
 }
@@ -180,6 +182,8 @@ func problemFor(ctx context.Context, err error) (int, Problem, bool) {
 		return p(ptBadData, err.Error())
 	case errors.Is(err, execution.ErrOverBudget):
 		return p(ptOverBudget, err.Error())
+	case errors.Is(err, execution.ErrNotRunnable):
+		return p(ptNotRunnable, err.Error()+": the registry holds it, this engine cannot run it")
 	case errors.Is(err, execution.ErrBusy):
 		st, pr, _ := p(ptBusy, err.Error()+"; retry later")
 		return st, pr, false // a full queue is load, not a server failure

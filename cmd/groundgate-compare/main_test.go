@@ -46,7 +46,7 @@ func TestScriptedRunIsDeterministic(t *testing.T) {
 		}
 		res, b := readResults(t, filepath.Join(dir, "comparison-scripted.json"))
 		if res.Executor != "available" {
-			t.Skip("POST /v1/executions answers 404: the server has no executor yet; skipping the end-to-end run")
+			t.Fatalf("executor %q, want available: POST /v1/executions is missing from the server", res.Executor)
 		}
 		md, err := os.ReadFile(filepath.Join(dir, "comparison-scripted.md"))
 		if err != nil {

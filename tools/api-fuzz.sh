@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Outside fuzz of the REST API from its OpenAPI document. Portman
+# (@apideck/portman, pinned in tools/package.json) derives a Postman
+# collection from server/openapi.json: every operation with its documented
+# example and contract tests, portman's own fuzz variations of every request
+# body, and the random variations of tools/api-fuzz/portman-config.json.
+# Newman runs it round after round against a real `groundgate serve` on
+# 127.0.0.1 with GROUNDGATE_ADMIN_TOKEN set (so registry writes run too).
+#
+# Fails on any 5xx (seen by newman or in the server's access log), any
+# status the document does not list for the operation, and any failed
+# contract test. Prints the request count and a status histogram.
+#
+#   bash tools/api-fuzz.sh [SECONDS]     (default 120; needs `npm ci --prefix tools`)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-120}
+root=$PWD
+tools=$root/tools
+[ -x "$tools/node_modules/.bin/portman" ] || { echo "api-fuzz: run 'npm ci --prefix tools' first" >&2; exit 2; }
+
+tmp=$(mktemp -d)
+server=
+cleanup() {
+  if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+go build -o "$tmp/groundgate" ./cmd/groundgate
+token=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+GROUNDGATE_ADMIN_TOKEN=$token "$tmp/groundgate" serve --addr 127.0.0.1:0 --db "$tmp/fuzz.db" 2>"$tmp/server.log" &
+server=$!
+addr=
+for _ in $(seq 300); do
+  addr=$(jq -r 'select(.msg == "serving") | .addr' "$tmp/server.log" 2>/dev/null | head -1)
+  [ -n "$addr" ] && break
+  kill -0 "$server" 2>/dev/null || { cat "$tmp/server.log" >&2; exit 1; }
+  sleep 0.1
+done
+[ -n "$addr" ] || { echo "api-fuzz: the server did not start" >&2; exit 1; }
+echo "api-fuzz: groundgate serve on $addr; portman $("$tools/node_modules/.bin/portman" --version), newman $("$tools/node_modules/.bin/newman" --version)"
+
+# Portman writes scratch files into its working directory: give it $tmp.
+cp "$tools"/api-fuzz/{portman-config.json,random.js,checks.js} "$tmp/"
+(cd "$tmp" && "$tools/node_modules/.bin/portman" --local "$root/server/openapi.json" --baseUrl "http://$addr" \
+  --portmanConfigFile portman-config.json --output collection.json >portman.log 2>&1) ||
+  { cat "$tmp/portman.log" >&2; exit 1; }
+if grep -q 'Invalid Portman Config' "$tmp/portman.log"; then cat "$tmp/portman.log" >&2; exit 1; fi
+
+status=0
+node "$tools/api-fuzz/run.js" --collection "$tmp/collection.json" --openapi server/openapi.json \
+  --seconds "$seconds" --token "$token" --out "$tmp/summary.json" || status=$?
+
+kill "$server"
+wait "$server" || true
+server=
+# The server's own count: every request it answered, by status.
+echo "server access log: $(jq -s -r '[.[] | select(.msg == "http")] | "\(length) requests; statuses: " + (group_by(.status) | map("\(.[0].status)×\(length)") | join(" "))' "$tmp/server.log")"
+fives=$(jq -s '[.[] | select(.msg == "http" and .status >= 500)] | length' "$tmp/server.log")
+if [ "$fives" -gt 0 ]; then
+  echo "api-fuzz: the server logged $fives 5xx answers:"
+  jq -c 'select((.msg == "http" and .status >= 500) or .level == "ERROR")' "$tmp/server.log" | head -20
+  status=1
+fi
+exit "$status"
