@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,31 +18,6 @@ import (
 
 	"github.com/groundgate/groundgate/hashing"
 )
-
-// Bucket layout. Records are content-addressed; versions are append-only;
-// the two indexes describe the current version only.
-var (
-	bucketMeta       = []byte("registry.meta")       // "current" -> uint64 version
-	bucketRecords    = []byte("registry.records")    // record digest -> canonical entry JSON
-	bucketVersions   = []byte("registry.versions")   // uint64 big-endian -> canonical manifest JSON
-	bucketNames      = []byte("registry.names")      // name -> identity (current version)
-	bucketIdentities = []byte("registry.identities") // identity -> record digest (current version)
-
-	keyCurrent = []byte("current")
-)
-
-// manifest is the stored form of one version: its header and, for every
-// entry, the name, identity and the digest of the full record.
-type manifest struct {
-	VersionInfo
-	Entries []manifestEntry `json:"entries"`
-}
-
-type manifestEntry struct {
-	Name     string         `json:"name"`
-	Identity hashing.Digest `json:"identity"`
-	Record   hashing.Digest `json:"record"`
-}
 
 // Options configure a Store. The zero value is usable.
 type Options struct {
@@ -84,7 +59,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	s := &Store{db: db, log: opt.Logger, now: opt.Now}
 	if !opt.ReadOnly {
 		err = db.Update(func(tx *bolt.Tx) error {
-			for _, b := range [][]byte{bucketMeta, bucketRecords, bucketVersions, bucketNames, bucketIdentities} {
+			for _, b := range [][]byte{bucketMeta, bucketRecords, bucketChunks, bucketVersions, bucketNames, bucketIdentities} {
 				if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 					return err
 				}
@@ -122,7 +97,7 @@ func (s *Store) loadCurrent(ctx context.Context) error {
 			return nil
 		}
 		var err error
-		snap, err = readVersion(ctx, tx, v)
+		snap, err = readVersion(ctx, tx, v, nil)
 		return err
 	})
 	if err != nil {
@@ -133,7 +108,7 @@ func (s *Store) loadCurrent(ctx context.Context) error {
 }
 
 func emptySnapshot() *Snapshot {
-	return newSnapshot(VersionInfo{Registry: hashing.RegistryHash(nil), Change: Change{Names: []string{}}}, nil)
+	return newSnapshot(VersionInfo{Registry: hashing.RegistryHash(nil), Change: Change{Names: []string{}}}, nil, &root{})
 }
 
 // Version reads version n. Version 0 is the empty registry.
@@ -147,7 +122,7 @@ func (s *Store) Version(ctx context.Context, n uint64) (*Snapshot, error) {
 	var snap *Snapshot
 	err := s.db.View(func(tx *bolt.Tx) error {
 		var err error
-		snap, err = readVersion(ctx, tx, n)
+		snap, err = readVersion(ctx, tx, n, s.Current())
 		return err
 	})
 	return snap, err
@@ -162,11 +137,11 @@ func (s *Store) History(ctx context.Context) ([]VersionInfo, error) {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			m, err := decodeManifest(k, v)
+			d, _, err := decodeVersion(k, v)
 			if err != nil {
 				return err
 			}
-			out = append(out, m.VersionInfo)
+			out = append(out, d.VersionInfo)
 		}
 		return nil
 	})
@@ -250,6 +225,9 @@ func entriesEqual(a, b Entry) bool {
 
 // commit writes entries over the current version as one new version, in
 // one transaction, and publishes the new snapshot. Callers hold writeMu.
+//
+// The cost is what changed: the changed records, the chunks of the buckets
+// they fall in and one root. Unchanged chunks are shared with the parent.
 func (s *Store) commit(ctx context.Context, op string, entries []Entry) (*Snapshot, error) {
 	if len(entries) == 0 {
 		return nil, fmt.Errorf("registry: %s: no entries", op)
@@ -258,23 +236,19 @@ func (s *Store) commit(ctx context.Context, op string, entries []Entry) (*Snapsh
 
 	// Everything that can fail on input fails here, before the transaction.
 	type prepared struct {
-		cap    Capability
+		it     item
 		record []byte
-		digest hashing.Digest
-	}
-	next := make(map[string]Capability, len(cur.caps)+len(entries))
-	for _, c := range cur.caps {
-		next[c.Name] = c
 	}
 	preps := make([]prepared, 0, len(entries))
-	changed := make([]string, 0, len(entries))
+	given := make(map[string]bool, len(entries))
 	for _, e := range entries {
 		if err := e.Validate(); err != nil {
 			return nil, err
 		}
-		if slices.Contains(changed, e.Name) {
+		if given[e.Name] {
 			return nil, fmt.Errorf("registry: %s: entry %q given twice: %w", op, e.Name, ErrInvalidEntry)
 		}
+		given[e.Name] = true
 		id, err := e.Identity()
 		if err != nil {
 			return nil, fmt.Errorf("registry: identity of %q: %w", e.Name, err)
@@ -283,91 +257,136 @@ func (s *Store) commit(ctx context.Context, op string, entries []Entry) (*Snapsh
 		if err != nil {
 			return nil, fmt.Errorf("registry: encode %q: %w", e.Name, err)
 		}
-		c := Capability{Entry: e, Identity: id}
-		next[e.Name] = c
-		preps = append(preps, prepared{cap: c, record: rec, digest: hashing.SumSHA256(rec)})
-		changed = append(changed, e.Name)
+		preps = append(preps, prepared{
+			it:     item{cap: Capability{Entry: e, Identity: id}, rec: hashing.SumSHA256(rec), bkt: bucketOf(e.Name)},
+			record: rec,
+		})
 	}
-	names := make([]string, 0, len(next))
-	for n := range next {
-		names = append(names, n)
+	sort.Slice(preps, func(i, j int) bool { return preps[i].it.cap.Name < preps[j].it.cap.Name })
+	changed := make([]string, len(preps))
+	caps := make([]Capability, len(preps))
+	for i, p := range preps {
+		changed[i], caps[i] = p.it.cap.Name, p.it.cap
 	}
-	sort.Strings(names)
-	owner := make(map[hashing.Digest]string, len(names))
-	for _, n := range names {
-		c := next[n]
-		if prev, dup := owner[c.Identity]; dup {
-			// Report the name that was there before as the existing one.
-			newName, existing := n, prev
-			if slices.Contains(changed, prev) && !slices.Contains(changed, n) {
-				newName, existing = prev, n
-			}
-			return nil, fmt.Errorf("registry: %w", &DuplicateError{Name: newName, Existing: existing, Identity: c.Identity})
-		}
-		owner[c.Identity] = n
+	if err := checkTwins(cur, caps); err != nil {
+		return nil, fmt.Errorf("registry: %w", err)
 	}
-	sort.Strings(changed)
 
-	caps := make([]Capability, 0, len(names))
-	ids := make([]hashing.Digest, 0, len(names))
-	for _, n := range names {
-		caps = append(caps, next[n])
-		ids = append(ids, next[n].Identity)
+	// The new version: the parent's entries with the changed ones replaced
+	// or added. Its registry hash is the parent's when no identity changed
+	// (the hash depends on the multiset of identities only).
+	changedItems := make([]item, len(preps))
+	sameIDs := true
+	for i, p := range preps {
+		changedItems[i] = p.it
+		j, ok := cur.byName[p.it.cap.Name]
+		sameIDs = sameIDs && ok && cur.caps[j].Identity == p.it.cap.Identity
 	}
 	info := VersionInfo{
 		Version:  cur.Version() + 1,
-		Registry: hashing.RegistryHash(ids),
+		Registry: cur.Info.Registry,
 		Parent:   cur.Version(),
 		Change:   Change{Op: op, Names: changed},
 		Created:  s.now().UTC().Truncate(time.Millisecond),
-		Count:    len(caps),
 	}
-	snap := newSnapshot(info, caps)
+	snap := cur.with(info, changedItems)
+	if !sameIDs {
+		snap.Info.Registry = hashing.RegistryHash(snap.Identities())
+	}
+	info = snap.Info
 
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	// Re-chunk only the buckets the change touched; a parent stored as a
+	// legacy manifest has no chunks yet, so every bucket is written once.
+	var next root
+	var touched [NumBuckets]bool
+	if cur.chunks != nil {
+		next = *cur.chunks
+		for _, p := range preps {
+			touched[p.it.bkt] = true
+		}
+	} else {
+		for b := range touched {
+			touched[b] = true
+		}
+	}
+	var refs [NumBuckets][]chunkRef
+	for i, c := range snap.caps {
+		if b := snap.bkts[i]; touched[b] {
+			refs[b] = append(refs[b], chunkRef{Name: c.Name, Identity: c.Identity, Record: snap.recs[i]})
+		}
+	}
+	type chunk struct {
+		digest hashing.Digest
+		raw    []byte
+	}
+	var chunks []chunk
+	for b := range touched {
+		if !touched[b] {
+			continue
+		}
+		next[b] = hashing.Digest{}
+		if len(refs[b]) == 0 {
+			continue
+		}
+		raw, d, err := encodeChunk(refs[b])
+		if err != nil {
+			return nil, fmt.Errorf("registry: encode chunk %d: %w", b, err)
+		}
+		next[b] = d
+		chunks = append(chunks, chunk{d, raw})
+	}
+	snap.chunks = &next
+	rootRaw, err := encodeRoot(snap.Info, &next)
+	if err != nil {
+		return nil, fmt.Errorf("registry: encode version %d: %w", info.Version, err)
+	}
+
+	err = s.db.Update(func(tx *bolt.Tx) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		if v := currentVersion(tx); v != cur.Version() {
 			return fmt.Errorf("%w: database is at version %d, memory at %d (another process wrote it?)", ErrCorrupt, v, cur.Version())
 		}
-		recs := tx.Bucket(bucketRecords)
+		recs, cb := tx.Bucket(bucketRecords), tx.Bucket(bucketChunks)
+		// Content-addressed: bytes already stored are not written again
+		// (an entry changed back to an earlier state reuses its record).
+		// Keys go in sorted order: bbolt inserts into a sorted node, and
+		// a large seed in random order would be quadratic.
+		slices.SortFunc(preps, func(a, b prepared) int { return cmpDigest(a.it.rec, b.it.rec) })
 		for _, p := range preps {
-			if err := recs.Put(p.digest.Key(), p.record); err != nil {
+			if err := putIfChanged(recs, p.it.rec.Key(), p.record); err != nil {
 				return err
 			}
 		}
-		recordOf := make(map[string]hashing.Digest, len(preps))
-		for _, p := range preps {
-			recordOf[p.cap.Name] = p.digest
-		}
-		m := manifest{VersionInfo: info, Entries: make([]manifestEntry, len(caps))}
-		for i, c := range caps {
-			rd, ok := recordOf[c.Name]
-			if !ok {
-				rd = lookupRecord(tx, c.Identity)
+		slices.SortFunc(chunks, func(a, b chunk) int { return cmpDigest(a.digest, b.digest) })
+		for _, c := range chunks {
+			if err := putIfChanged(cb, c.digest.Key(), c.raw); err != nil {
+				return err
 			}
-			m.Entries[i] = manifestEntry{Name: c.Name, Identity: c.Identity, Record: rd}
 		}
-		mb, err := hashing.Canonical(m)
-		if err != nil {
+		if err := tx.Bucket(bucketVersions).Put(u64(info.Version), rootRaw); err != nil {
 			return err
 		}
-		if err := tx.Bucket(bucketVersions).Put(u64(info.Version), mb); err != nil {
-			return err
-		}
-		// Rebuild the current-version indexes for the changed names.
+		// The current-version indexes, for the changed names. Every old
+		// identity goes before any new one is written, so that two entries
+		// swapping identities in one change keep both.
 		nb, ib := tx.Bucket(bucketNames), tx.Bucket(bucketIdentities)
 		for _, p := range preps {
-			if old, ok := cur.Get(p.cap.Name); ok {
-				if err := ib.Delete(old.Identity.Key()); err != nil {
+			if i, ok := cur.byName[p.it.cap.Name]; ok {
+				if err := ib.Delete(cur.caps[i].Identity.Key()); err != nil {
 					return err
 				}
 			}
-			if err := nb.Put([]byte(p.cap.Name), p.cap.Identity.Key()); err != nil {
+		}
+		for _, it := range changedItems { // sorted by name
+			if err := nb.Put([]byte(it.cap.Name), it.cap.Identity.Key()); err != nil {
 				return err
 			}
-			if err := ib.Put(p.cap.Identity.Key(), p.digest.Key()); err != nil {
+		}
+		slices.SortFunc(changedItems, func(a, b item) int { return cmpDigest(a.cap.Identity, b.cap.Identity) })
+		for _, it := range changedItems {
+			if err := ib.Put(it.cap.Identity.Key(), it.rec.Key()); err != nil {
 				return err
 			}
 		}
@@ -379,16 +398,60 @@ func (s *Store) commit(ctx context.Context, op string, entries []Entry) (*Snapsh
 	s.current.Store(snap)
 	s.log.LogAttrs(ctx, slog.LevelInfo, "registry version committed",
 		slog.Uint64("version", info.Version), slog.String("op", op),
-		slog.Int("changed", len(changed)), slog.String("registry", info.Registry.String()))
+		slog.Int("changed", len(changed)), slog.Int("chunks", len(chunks)),
+		slog.String("registry", info.Registry.String()))
 	return snap, nil
 }
 
-// lookupRecord finds the record digest of an unchanged entry through the
-// identity index of the current version.
-func lookupRecord(tx *bolt.Tx, id hashing.Digest) hashing.Digest {
-	v := tx.Bucket(bucketIdentities).Get(id.Key())
-	d, _ := hashing.Parse(string(v))
-	return d
+// cmpDigest orders digests as their keys sort.
+func cmpDigest(a, b hashing.Digest) int { return strings.Compare(a.String(), b.String()) }
+
+// putIfChanged writes v under k unless exactly v is stored there; a stored
+// value that differs (one that no longer hashes to its key) is repaired.
+func putIfChanged(b *bolt.Bucket, k, v []byte) error {
+	if old := b.Get(k); old != nil && bytes.Equal(old, v) {
+		return nil
+	}
+	return b.Put(k, v)
+}
+
+// checkTwins refuses a change after which two names share one identity.
+// caps are the changed entries, sorted by name. Like a scan of the whole
+// new version in name order, it reports the first name that repeats an
+// identity, naming the entry that was there before as the existing one.
+func checkTwins(cur *Snapshot, caps []Capability) error {
+	changed := make(map[string]bool, len(caps))
+	groups := make(map[hashing.Digest][]string, len(caps))
+	for _, c := range caps {
+		changed[c.Name] = true
+		groups[c.Identity] = append(groups[c.Identity], c.Name)
+	}
+	var (
+		dup    *DuplicateError
+		second string // the repeating name of dup
+	)
+	for id, names := range groups {
+		if i, ok := cur.byIdentity[id]; ok && !changed[cur.caps[i].Name] {
+			names = append(names, cur.caps[i].Name) // it keeps its identity
+		}
+		if len(names) < 2 {
+			continue
+		}
+		sort.Strings(names)
+		prev, n := names[0], names[1]
+		if dup != nil && n >= second {
+			continue
+		}
+		newName, existing := n, prev
+		if changed[prev] && !changed[n] {
+			newName, existing = prev, n
+		}
+		dup, second = &DuplicateError{Name: newName, Existing: existing, Identity: id}, n
+	}
+	if dup != nil {
+		return dup
+	}
+	return nil
 }
 
 func currentVersion(tx *bolt.Tx) uint64 {
@@ -403,29 +466,26 @@ func currentVersion(tx *bolt.Tx) uint64 {
 	return binary.BigEndian.Uint64(v)
 }
 
-func u64(v uint64) []byte {
-	b := make([]byte, 8)
-	binary.BigEndian.PutUint64(b, v)
-	return b
+// getChunk returns the stored bytes of chunk d, or nil (a database written
+// before chunks existed has no chunk bucket).
+func getChunk(tx *bolt.Tx, d hashing.Digest) []byte {
+	if b := tx.Bucket(bucketChunks); b != nil {
+		return b.Get(d.Key())
+	}
+	return nil
 }
 
-func decodeManifest(k, v []byte) (manifest, error) {
-	var m manifest
-	if len(k) != 8 {
-		return m, fmt.Errorf("%w: version key %x is not 8 bytes", ErrCorrupt, k)
-	}
-	if err := hashing.DecodeStrict(v, &m); err != nil {
-		return m, fmt.Errorf("%w: version %d manifest: %v", ErrCorrupt, binary.BigEndian.Uint64(k), err)
-	}
-	if m.Version != binary.BigEndian.Uint64(k) {
-		return m, fmt.Errorf("%w: version key %d holds manifest of version %d", ErrCorrupt, binary.BigEndian.Uint64(k), m.Version)
-	}
-	return m, nil
-}
-
-// readVersion loads version n and checks every record against its digest,
-// its identity against the manifest, and the registry hash.
-func readVersion(ctx context.Context, tx *bolt.Tx, n uint64) (*Snapshot, error) {
+// readVersion loads version n and checks, on the way, every chunk and
+// record against its digest, every record against the name and identity
+// its chunk lists, and the recomputed registry hash and count against the
+// recorded ones.
+//
+// base, when not nil, is a snapshot already loaded and checked (the
+// current one): a chunk of version n with the same digest as base's is
+// taken from base without reading it, and so is an entry whose record
+// digest base holds. Reading an old version then costs what differs
+// between it and base.
+func readVersion(ctx context.Context, tx *bolt.Tx, n uint64, base *Snapshot) (*Snapshot, error) {
 	vb := tx.Bucket(bucketVersions)
 	if vb == nil {
 		return nil, fmt.Errorf("registry version %d: %w", n, ErrNotFound)
@@ -434,167 +494,95 @@ func readVersion(ctx context.Context, tx *bolt.Tx, n uint64) (*Snapshot, error) 
 	if raw == nil {
 		return nil, fmt.Errorf("registry version %d: %w", n, ErrNotFound)
 	}
-	m, err := decodeManifest(u64(n), raw)
+	doc, r, err := decodeVersion(u64(n), raw)
 	if err != nil {
 		return nil, err
 	}
+	var sh *shareIndex
+	if base != nil {
+		sh = base.shared()
+	}
 	recs := tx.Bucket(bucketRecords)
-	caps := make([]Capability, 0, len(m.Entries))
-	ids := make([]hashing.Digest, 0, len(m.Entries))
-	for _, me := range m.Entries {
-		if err := ctx.Err(); err != nil {
+	items := make([]item, 0, min(max(doc.Count, 0), 1<<20)) // a corrupt count must not allocate
+	// Entries base does not hold are decoded after the walk, in parallel.
+	type pending struct {
+		ref chunkRef
+		bkt uint8
+	}
+	var todo []pending
+	add := func(refs []chunkRef, bkt func(string) uint8) error {
+		for i, ref := range refs {
+			if i > 0 && ref.Name <= refs[i-1].Name {
+				return fmt.Errorf("%w: version %d: names not strictly sorted at %q", ErrCorrupt, n, ref.Name)
+			}
+			if sh != nil {
+				if j, ok := sh.byRecord[ref.Record]; ok && base.caps[j].Name == ref.Name && base.caps[j].Identity == ref.Identity {
+					items = append(items, item{cap: base.caps[j], rec: ref.Record, bkt: base.bkts[j]})
+					continue
+				}
+			}
+			todo = append(todo, pending{ref, bkt(ref.Name)})
+		}
+		return nil
+	}
+	if r == nil {
+		if err := add(doc.Entries, bucketOf); err != nil {
 			return nil, err
 		}
-		e, err := readRecord(recs, me.Record)
-		if err != nil {
-			return nil, fmt.Errorf("version %d, entry %q: %w", n, me.Name, err)
-		}
-		id, err := e.Identity()
-		if err != nil {
-			return nil, err
-		}
-		if e.Name != me.Name || id != me.Identity {
-			return nil, fmt.Errorf("%w: version %d lists %q with identity %s, record says %q with identity %s", ErrCorrupt, n, me.Name, me.Identity, e.Name, id)
-		}
-		caps = append(caps, Capability{Entry: e, Identity: id})
-		ids = append(ids, id)
-	}
-	if h := hashing.RegistryHash(ids); h != m.Registry {
-		return nil, fmt.Errorf("%w: version %d records registry %s, its entries hash to %s", ErrCorrupt, n, m.Registry, h)
-	}
-	return newSnapshot(m.VersionInfo, caps), nil
-}
-
-// readRecord returns the entry stored under digest d, refusing bytes that
-// no longer hash to their key. The bytes are copied out of the mmap by the
-// decoder before the transaction closes.
-func readRecord(recs *bolt.Bucket, d hashing.Digest) (Entry, error) {
-	raw := recs.Get(d.Key())
-	if raw == nil {
-		return Entry{}, fmt.Errorf("%w: record %s is missing", ErrCorrupt, d)
-	}
-	if got := hashing.SumSHA256(raw); got != d {
-		return Entry{}, fmt.Errorf("%w: record %s hashes to %s", ErrCorrupt, d, got)
-	}
-	e, err := DecodeEntry(raw, d.String())
-	if err != nil {
-		return Entry{}, fmt.Errorf("%w: record %s: %v", ErrCorrupt, d, err)
-	}
-	return e, nil
-}
-
-// VerifyReport summarises a full verification.
-type VerifyReport struct {
-	Versions int            `json:"versions"`
-	Records  int            `json:"records"`
-	Current  uint64         `json:"current"`
-	Registry hashing.Digest `json:"registry"`
-	Problems []string       `json:"problems"`
-}
-
-// Verify recomputes, from the stored bytes, every record digest, every
-// identity, every version's registry hash, and the current indexes. It
-// returns an error wrapping ErrCorrupt when anything disagrees; the report
-// lists every problem found, not only the first.
-func (s *Store) Verify(ctx context.Context) (VerifyReport, error) {
-	return verifyDB(ctx, s.db)
-}
-
-// VerifyFile verifies the registry in the bbolt file at path without
-// loading it first, so that a file whose current version is corrupt (and
-// which Open therefore refuses) can still be examined.
-func VerifyFile(ctx context.Context, path string) (VerifyReport, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: 5 * time.Second})
-	if err != nil {
-		return VerifyReport{}, fmt.Errorf("registry: open %s: %w", path, err)
-	}
-	defer db.Close()
-	return verifyDB(ctx, db)
-}
-
-func verifyDB(ctx context.Context, db *bolt.DB) (VerifyReport, error) {
-	rep := VerifyReport{Problems: []string{}}
-	err := db.View(func(tx *bolt.Tx) error {
-		recs := tx.Bucket(bucketRecords)
-		if recs == nil {
-			rep.Problems = append(rep.Problems, "registry buckets are missing")
-			return nil
-		}
-		err := recs.ForEach(func(k, v []byte) error {
-			rep.Records++
-			d, err := hashing.Parse(string(k))
-			if err != nil {
-				rep.Problems = append(rep.Problems, fmt.Sprintf("record key %q: %v", k, err))
-				return nil
+	} else {
+		for b, cd := range r {
+			if err := ctx.Err(); err != nil {
+				return nil, err
 			}
-			if _, err := readRecord(recs, d); err != nil {
-				rep.Problems = append(rep.Problems, err.Error())
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		cur := currentVersion(tx)
-		rep.Current = cur
-		var last *Snapshot
-		for n := uint64(1); n <= cur; n++ {
-			snap, err := readVersion(ctx, tx, n)
-			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-				return err
-			}
-			rep.Versions++
-			if err != nil {
-				rep.Problems = append(rep.Problems, err.Error())
+			if cd.IsZero() {
 				continue
 			}
-			last = snap
-		}
-		if extra := tx.Bucket(bucketVersions).Stats().KeyN; extra != int(cur) {
-			rep.Problems = append(rep.Problems, fmt.Sprintf("%d versions stored, current is %d", extra, cur))
-		}
-		if last == nil {
-			if cur != 0 {
-				rep.Problems = append(rep.Problems, "current version unreadable")
+			if sh != nil && base.chunks != nil && base.chunks[b] == cd {
+				for _, j := range sh.byBucket[b] {
+					items = append(items, item{cap: base.caps[j], rec: base.recs[j], bkt: base.bkts[j]})
+				}
+				continue
 			}
-			rep.Registry = hashing.RegistryHash(nil)
-			return nil
+			refs, got, err := decodeChunk(cd, getChunk(tx, cd))
+			if err != nil {
+				return nil, fmt.Errorf("version %d, bucket %d: %w", n, b, err)
+			}
+			if int(got) != b {
+				return nil, fmt.Errorf("%w: version %d lists chunk %s of bucket %d in bucket %d", ErrCorrupt, n, cd, got, b)
+			}
+			if err := add(refs, func(string) uint8 { return got }); err != nil {
+				return nil, err
+			}
 		}
-		rep.Registry = last.Info.Registry
-		rep.Problems = append(rep.Problems, checkIndexes(tx, last)...)
-		return nil
-	})
+	}
+	ds := make([]hashing.Digest, len(todo))
+	raws := make([][]byte, len(todo))
+	for i, p := range todo {
+		ds[i], raws[i] = p.ref.Record, recs.Get(p.ref.Record.Key())
+	}
+	dec, err := decodeRecords(ctx, ds, raws)
 	if err != nil {
-		return rep, fmt.Errorf("registry: verify: %w", err)
+		return nil, err
 	}
-	if len(rep.Problems) > 0 {
-		return rep, fmt.Errorf("registry: verify: %d problem(s), first: %s: %w", len(rep.Problems), rep.Problems[0], ErrCorrupt)
-	}
-	return rep, nil
-}
-
-func checkIndexes(tx *bolt.Tx, snap *Snapshot) []string {
-	var problems []string
-	nb, ib := tx.Bucket(bucketNames), tx.Bucket(bucketIdentities)
-	if n := nb.Stats().KeyN; n != len(snap.caps) {
-		problems = append(problems, fmt.Sprintf("name index has %d keys, version %d has %d entries", n, snap.Version(), len(snap.caps)))
-	}
-	if n := ib.Stats().KeyN; n != len(snap.caps) {
-		problems = append(problems, fmt.Sprintf("identity index has %d keys, version %d has %d entries", n, snap.Version(), len(snap.caps)))
-	}
-	for _, c := range snap.caps {
-		if got := string(nb.Get([]byte(c.Name))); got != c.Identity.String() {
-			problems = append(problems, fmt.Sprintf("name index: %q -> %q, want %s", c.Name, got, c.Identity))
+	for i, p := range todo {
+		d := dec[i]
+		if d.problem != "" {
+			return nil, fmt.Errorf("%w: version %d, entry %q: %s", ErrCorrupt, n, p.ref.Name, d.problem)
 		}
-		rd, err := hashing.Parse(string(ib.Get(c.Identity.Key())))
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("identity index: %s: %v", c.Identity, err))
-			continue
+		if d.e.Name != p.ref.Name || d.id != p.ref.Identity {
+			return nil, fmt.Errorf("%w: version %d lists %q with identity %s, record says %q with identity %s", ErrCorrupt, n, p.ref.Name, p.ref.Identity, d.e.Name, d.id)
 		}
-		e, err := readRecord(tx.Bucket(bucketRecords), rd)
-		if err != nil || e.Name != c.Name {
-			problems = append(problems, fmt.Sprintf("identity index: %s does not lead to %q", c.Identity, c.Name))
-		}
+		items = append(items, item{cap: Capability{Entry: d.e, Identity: d.id}, rec: p.ref.Record, bkt: p.bkt})
 	}
-	return problems
+	ids := make([]hashing.Digest, len(items))
+	for i, it := range items {
+		ids[i] = it.cap.Identity
+	}
+	if h := hashing.RegistryHash(ids); h != doc.Registry {
+		return nil, fmt.Errorf("%w: version %d records registry %s, its entries hash to %s", ErrCorrupt, n, doc.Registry, h)
+	}
+	if doc.Count != len(items) {
+		return nil, fmt.Errorf("%w: version %d records %d entries, holds %d", ErrCorrupt, n, doc.Count, len(items))
+	}
+	return newSnapshot(doc.VersionInfo, items, r), nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -124,18 +125,21 @@ func verify(ctx context.Context, cli *CLI, db string) error {
 	if _, err := os.Stat(db); err != nil {
 		return fmt.Errorf("%s: %w", db, err)
 	}
-	rep, err := registry.VerifyFile(ctx, db)
+	// The whole file: registry, evidence, grounding records, footprints, blobs.
+	rep, err := app.VerifyFile(ctx, db)
 	if err != nil && len(rep.Problems) == 0 {
 		return app.HintLocked(err, db)
 	}
+	reg := rep.Registry
 	for _, p := range rep.Problems {
 		fmt.Fprintf(cli.Stderr, "MISMATCH: %s\n", p)
 	}
 	if len(rep.Problems) > 0 {
-		fmt.Fprintf(cli.Stderr, "groundgate registry verify: %s: %d problem(s) in %d version(s), %d record(s)\n", db, len(rep.Problems), rep.Versions, rep.Records)
+		fmt.Fprintf(cli.Stderr, "groundgate registry verify: %s: %d problem(s) in %d version(s), %d record(s)\n", db, len(rep.Problems), reg.Versions, reg.Records)
 		return exitError{code: 1}
 	}
-	fmt.Fprintf(cli.Stdout, "ok: %d version(s), %d record(s) verified; version %d, registry %s\n", rep.Versions, rep.Records, rep.Current, rep.Registry)
+	fmt.Fprintf(cli.Stdout, "ok: %d version(s), %d record(s) verified; version %d, registry %s; also %d chunk(s), %d evidence record(s), %d grounding record(s), %d footprint(s), %d blob(s)\n",
+		reg.Versions, reg.Records, reg.Current, reg.Registry, reg.Chunks, rep.Evidence, rep.Groundings, rep.Footprints, rep.Blobs)
 	return nil
 }
 
@@ -145,7 +149,7 @@ func put(ctx context.Context, cli *CLI, s *registry.Store, file string) error {
 		return err
 	}
 	var entries []registry.Entry
-	if len(data) > 0 && firstNonSpace(data) == '[' {
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] == '[' {
 		entries, err = registry.DecodeEntries(data, file)
 	} else {
 		var e registry.Entry
@@ -170,15 +174,4 @@ func put(ctx context.Context, cli *CLI, s *registry.Store, file string) error {
 	}
 	fmt.Fprintf(cli.Stdout, "version %d, registry %s\n", v, cur.Registry())
 	return nil
-}
-
-func firstNonSpace(b []byte) byte {
-	for _, c := range b {
-		switch c {
-		case ' ', '\t', '\r', '\n':
-			continue
-		}
-		return c
-	}
-	return 0
 }

@@ -1,0 +1,197 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/groundgate/groundgate/artifacts"
+	"github.com/groundgate/groundgate/discover"
+	"github.com/groundgate/groundgate/execution"
+	"github.com/groundgate/groundgate/ground"
+	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/registry"
+	"github.com/groundgate/groundgate/sampledata"
+)
+
+// The buckets of content-addressed records that their packages keep
+// unexported (named in discover's and ground's package documentation);
+// TestVerifyFileCountsEveryKind fails if either moves.
+var (
+	bucketEvidence   = []byte("discover.evidence") // id -> canonical result without id
+	bucketGroundings = []byte("ground.records")    // id -> canonical record
+)
+
+// Report is what VerifyFile checked, per kind, and every problem found.
+type Report struct {
+	Registry   registry.VerifyReport `json:"registry"`
+	Evidence   int                   `json:"evidence"`
+	Groundings int                   `json:"groundings"`
+	Footprints int                   `json:"footprints"`
+	Blobs      int                   `json:"blobs"`
+	// Problems lists the registry's problems as registry.VerifyReport
+	// words them, then every other kind's prefixed with the kind.
+	Problems []string `json:"problems"`
+}
+
+// storeVerifier is a store that can re-check everything it holds:
+// execution.Executor (footprints) and artifacts.Store (blobs).
+type storeVerifier interface {
+	Verify(ctx context.Context) (n int, problems []string, err error)
+}
+
+// VerifyFile re-checks everything stored in the bbolt file at path, opened
+// read-only: the registry (records, chunks, versions, indexes; see
+// registry.VerifyDB), discovery evidence, grounding records, footprints and
+// blobs. Each record is hashed once. The error wraps each failing kind's
+// ErrCorrupt when there is a problem (the report lists them all), and is
+// the storage error when the check could not run.
+func VerifyFile(ctx context.Context, path string) (Report, error) {
+	rep := Report{Problems: []string{}}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: 5 * time.Second})
+	if err != nil {
+		return rep, fmt.Errorf("verify: open %s: %w", path, err)
+	}
+	defer db.Close()
+
+	var corrupt []error
+	collect := func(kind string, problems []string, err error, sentinel error) error {
+		for _, p := range problems {
+			if kind != "" {
+				p = kind + ": " + p
+			}
+			rep.Problems = append(rep.Problems, p)
+		}
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, sentinel):
+			corrupt = append(corrupt, err)
+			return nil
+		default:
+			return err
+		}
+	}
+
+	rep.Registry, err = registry.VerifyDB(ctx, db)
+	if err := collect("", rep.Registry.Problems, err, registry.ErrCorrupt); err != nil {
+		return rep, err
+	}
+	var problems []string
+	rep.Evidence, problems, err = verifyEvidence(ctx, db)
+	if err := collect("evidence", problems, err, discover.ErrCorrupt); err != nil {
+		return rep, err
+	}
+	rep.Groundings, problems, err = verifyGroundings(ctx, db)
+	if err := collect("grounding", problems, err, ground.ErrCorrupt); err != nil {
+		return rep, err
+	}
+	arts, err := execution.OpenArtifacts(db)
+	if err != nil {
+		return rep, err
+	}
+	rep.Blobs, problems, err = storeVerifier(arts).Verify(ctx)
+	if err := collect("blobs", problems, err, artifacts.ErrCorrupt); err != nil {
+		return rep, err
+	}
+	x, err := execution.New(noVersions{}, arts, db, sampledata.FS(), execution.Options{})
+	if err != nil {
+		return rep, err
+	}
+	rep.Footprints, problems, err = storeVerifier(x).Verify(ctx)
+	if err := collect("footprints", problems, err, execution.ErrCorrupt); err != nil {
+		return rep, err
+	}
+	if len(rep.Problems) > 0 {
+		return rep, fmt.Errorf("verify %s: %d problem(s), first: %s: %w", path, len(rep.Problems), rep.Problems[0], errors.Join(corrupt...))
+	}
+	return rep, nil
+}
+
+// noVersions stands in for the registry when the executor only re-checks
+// stored footprints: Verify asks it for nothing.
+type noVersions struct{}
+
+func (noVersions) Current() *registry.Snapshot { return nil }
+func (noVersions) Version(context.Context, uint64) (*registry.Snapshot, error) {
+	return nil, registry.ErrNotFound
+}
+
+// verifyEvidence re-hashes every stored discovery result and checks that
+// it decodes and re-encodes to its own bytes (as discover.Lookup does).
+func verifyEvidence(ctx context.Context, db *bolt.DB) (int, []string, error) {
+	return verifyBucket(ctx, db, bucketEvidence, discover.ErrCorrupt, func(id hashing.Digest, raw []byte) error {
+		var r discover.Result
+		if err := hashing.DecodeStrict(raw, &r); err != nil {
+			return err
+		}
+		if got, err := discover.ComputeID(r); err != nil || got != id {
+			return fmt.Errorf("does not re-encode to its bytes")
+		}
+		return nil
+	})
+}
+
+// verifyGroundings re-hashes every stored grounding record and checks
+// that it decodes and re-encodes to its own bytes (as ground.Gate.Record
+// does, and stricter).
+func verifyGroundings(ctx context.Context, db *bolt.DB) (int, []string, error) {
+	return verifyBucket(ctx, db, bucketGroundings, ground.ErrCorrupt, func(_ hashing.Digest, raw []byte) error {
+		var r ground.Record
+		if err := hashing.DecodeStrict(raw, &r); err != nil {
+			return err
+		}
+		if canon, err := hashing.Canonical(r); err != nil || !bytes.Equal(canon, raw) {
+			return fmt.Errorf("does not re-encode to its bytes")
+		}
+		return nil
+	})
+}
+
+// verifyBucket checks a bucket of records keyed by the SHA-256 of their
+// bytes: the key, the hash, then check on the bytes.
+func verifyBucket(ctx context.Context, db *bolt.DB, bucket []byte, sentinel error, check func(hashing.Digest, []byte) error) (n int, problems []string, err error) {
+	problems = []string{}
+	err = db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucket)
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(k, v []byte) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			n++
+			id, err := hashing.Parse(string(k))
+			switch {
+			case err != nil || id.Algorithm() != hashing.SHA256:
+				problems = append(problems, fmt.Sprintf("key %q is not a sha256 digest", clipKey(k)))
+			case hashing.SumSHA256(v) != id:
+				problems = append(problems, fmt.Sprintf("%s hashes to %s", id, hashing.SumSHA256(v)))
+			default:
+				if err := check(id, v); err != nil {
+					problems = append(problems, fmt.Sprintf("%s: %v", id, err))
+				}
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return n, problems, fmt.Errorf("verify %s: %w", bucket, err)
+	}
+	if len(problems) > 0 {
+		return n, problems, fmt.Errorf("verify %s: %d problem(s): %w", bucket, len(problems), sentinel)
+	}
+	return n, problems, nil
+}
+
+func clipKey(k []byte) string {
+	if len(k) > 80 {
+		return string(k[:80]) + "…"
+	}
+	return string(k)
+}

@@ -1,0 +1,166 @@
+package registry
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/groundgate/groundgate/hashing"
+)
+
+// testdata/legacy-v1.db.gz is a database written by the release before
+// chunked versions (every version a full manifest), made with that
+// release's CLI:
+//
+//	groundgate registry list --db legacy.db     # seeds the built-in catalog: v1
+//	groundgate registry put --db legacy.db p2.json  # MOM_WZS gains an alias: v2
+//	groundgate registry put --db legacy.db p3.json  # MOM_REV risk_window default 61: v3
+//	groundgate registry put --db legacy.db p4.json  # new MOM_REV_SLOW + MOM_WZS re-described: v4
+//
+// then compacted with bbolt.Compact. legacy-v1.golden.json holds what that
+// release's registry.Store said about it: the history, and per version the
+// registry hash, the count and the SHA-256 of json.Marshal(Export()).
+type legacyGolden struct {
+	History  []VersionInfo `json:"history"`
+	Versions []struct {
+		Version  uint64         `json:"version"`
+		Registry hashing.Digest `json:"registry"`
+		Count    int            `json:"count"`
+		Export   hashing.Digest `json:"export"`
+	} `json:"versions"`
+}
+
+func legacyDB(t *testing.T) (string, legacyGolden) {
+	t.Helper()
+	f, err := os.Open("testdata/legacy-v1.db.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "legacy.db")
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var g legacyGolden
+	data, err := os.ReadFile("testdata/legacy-v1.golden.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &g); err != nil {
+		t.Fatal(err)
+	}
+	return path, g
+}
+
+func checkLegacyVersions(t *testing.T, s *Store, g legacyGolden) {
+	t.Helper()
+	ctx := context.Background()
+	for _, want := range g.Versions {
+		snap, err := s.Version(ctx, want.Version)
+		if err != nil {
+			t.Fatalf("legacy version %d: %v", want.Version, err)
+		}
+		b, _ := json.Marshal(snap.Export())
+		if snap.Registry() != want.Registry || len(snap.Capabilities()) != want.Count || hashing.SumSHA256(b) != want.Export {
+			t.Errorf("legacy version %d reads differently: registry %s count %d", want.Version, snap.Registry(), len(snap.Capabilities()))
+		}
+	}
+	hist, err := s.History(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := hist[len(hist)-len(g.History):]
+	gb, _ := json.Marshal(got)
+	wb, _ := json.Marshal(g.History)
+	if !bytes.Equal(gb, wb) {
+		t.Errorf("legacy history:\n got %s\nwant %s", gb, wb)
+	}
+}
+
+func countKeys(t *testing.T, path string, bucket []byte) int {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	n := 0
+	_ = db.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket(bucket); b != nil {
+			n = b.Stats().KeyN
+		}
+		return nil
+	})
+	return n
+}
+
+// A database written by the previous release reads, verifies and accepts
+// new versions; its old versions stay byte-for-byte what they were.
+func TestLegacyDatabase(t *testing.T) {
+	ctx := context.Background()
+	path, g := legacyDB(t)
+
+	rep, err := VerifyFile(ctx, path)
+	if err != nil || rep.Versions != 4 || rep.Records != 243 || rep.Chunks != 0 || rep.Registry != g.Versions[3].Registry {
+		t.Fatalf("verify legacy file: %+v, %v", rep, err)
+	}
+	ro, err := Open(ctx, path, Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ro.Current().Version() != 4 {
+		t.Fatalf("legacy current version %d", ro.Current().Version())
+	}
+	checkLegacyVersions(t, ro, g)
+	ro.Close()
+
+	// Writing on top: the first new version chunks every bucket once; the
+	// next one writes one chunk.
+	s := mustOpen(t, path)
+	e := mustGet(t, s, 4, "MOM_WZS").Entry
+	e.Disc.Aliases = append(e.Disc.Aliases, "first chunked alias")
+	if r := mustPut(t, s, e); r.Version != 5 {
+		t.Fatalf("put on legacy: %+v", r)
+	}
+	s.Close()
+	first := countKeys(t, path, bucketChunks)
+	if first == 0 || first > NumBuckets {
+		t.Fatalf("%d chunks after the first chunked version", first)
+	}
+	s = mustOpen(t, path)
+	e.Disc.Aliases = append(e.Disc.Aliases, "second chunked alias")
+	mustPut(t, s, e)
+	if s.Current().Registry() != g.Versions[3].Registry {
+		t.Fatal("alias edits changed the registry hash")
+	}
+	checkLegacyVersions(t, s, g)
+	s.Close()
+	if n := countKeys(t, path, bucketChunks); n != first+1 {
+		t.Fatalf("an alias edit wrote %d chunks, want 1", n-first)
+	}
+	rep, err = VerifyFile(ctx, path)
+	if err != nil || rep.Versions != 6 || rep.Records != 245 || rep.Chunks != first+1 {
+		t.Fatalf("verify after chunked versions: %+v, %v", rep, err)
+	}
+	s = mustOpen(t, path)
+	defer s.Close()
+	checkLegacyVersions(t, s, g)
+	if c := mustGet(t, s, 6, "MOM_WZS"); len(c.Disc.Aliases) != len(e.Disc.Aliases) {
+		t.Fatalf("version 6 MOM_WZS aliases %q", c.Disc.Aliases)
+	}
+}
