@@ -140,24 +140,29 @@ func TestCorruptEnvelopes(t *testing.T) {
 	}
 }
 
-// concat derives the concatenation of the blobs its recipe names (one
-// digest per line): a stand-in for the executor's weights deriver.
+// concat derives the table whose columns are those of the tables its
+// recipe names (one digest per line), over the first one's dates: a
+// stand-in for the executor's weights deriver.
 type concat struct{}
 
-func (concat) Derive(recipe []byte, get func(hashing.Digest) ([]byte, error)) ([]byte, error) {
-	var out []byte
-	for _, line := range strings.Fields(string(recipe)) {
+func (concat) Derive(recipe []byte, get func(hashing.Digest) (*series.Table, error)) ([]byte, error) {
+	out := &series.Table{}
+	for i, line := range strings.Fields(string(recipe)) {
 		d, err := hashing.Parse(line)
 		if err != nil {
 			return nil, err
 		}
-		b, err := get(d)
+		t, err := get(d)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, b...)
+		if i == 0 {
+			out.Dates = t.Dates
+		}
+		out.Names = append(out.Names, t.Names...)
+		out.Cols = append(out.Cols, t.Cols...)
 	}
-	return out, nil
+	return series.Encode(nil, out)
 }
 
 // A derived blob is read by re-deriving and re-hashing it; a recipe whose
@@ -175,10 +180,15 @@ func TestDerived(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, b := table(t, 300, 2, 3), []byte("tail bytes")
+	a, b := table(t, 300, 2, 3), table(t, 300, 1, 4)
 	da, _ := s.Put(ctx, a)
 	db_, _ := s.Put(ctx, b)
-	content := append(bytes.Clone(a), b...)
+	ta, _ := series.Decode(a)
+	tb, _ := series.Decode(b)
+	content, err := series.Encode(nil, &series.Table{Dates: ta.Dates, Names: append(ta.Names, tb.Names...), Cols: append(ta.Cols, tb.Cols...)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	recipe := []byte(da.String() + "\n" + db_.String())
 	blob, err := s.PrepareDerived(content, recipe)
 	if err != nil {
@@ -198,7 +208,7 @@ func TestDerived(t *testing.T) {
 	}
 
 	// A derived blob as another's input is refused.
-	nested, _ := s.PrepareDerived(append(bytes.Clone(content), content...), []byte(blob.Digest.String()+"\n"+blob.Digest.String()))
+	nested, _ := s.PrepareDerived(append(bytes.Clone(content), 0), []byte(blob.Digest.String()+"\n"+da.String()))
 	s.PutBlobs(ctx, []Blob{nested})
 	if _, err := s.Get(ctx, nested.Digest); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("nested derivation: %v", err)
@@ -207,7 +217,7 @@ func TestDerived(t *testing.T) {
 	db.Update(func(tx *bolt.Tx) error { return tx.Bucket(Bucket).Delete(nested.Digest.Key()) })
 
 	// An input that changed (or is gone) breaks the derived blob.
-	corrupt(t, db, db_, []byte("other bytes"))
+	corrupt(t, db, db_, table(t, 300, 1, 5))
 	if _, err := s.Get(ctx, blob.Digest); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("changed input: %v", err)
 	}

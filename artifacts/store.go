@@ -39,6 +39,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"runtime"
+	"slices"
+	"sync"
 
 	"github.com/klauspost/compress/zstd"
 	bolt "go.etcd.io/bbolt"
@@ -67,10 +70,11 @@ const (
 // whole parameter grid shares) is then stored as its recipe: a few hundred
 // bytes instead of megabytes. Reads re-derive and re-hash it like any
 // other blob, so a recipe that no longer derives its content is reported
-// corrupt, never served. Inputs are read with get, which refuses derived
-// inputs: derivations are one level deep.
+// corrupt, never served. Inputs are series tables, read with get (which
+// may hand the same decoded table to several derivations: it must not be
+// modified) and never derived themselves: derivations are one level deep.
 type Deriver interface {
-	Derive(recipe []byte, get func(hashing.Digest) ([]byte, error)) ([]byte, error)
+	Derive(recipe []byte, get func(hashing.Digest) (*series.Table, error)) ([]byte, error)
 }
 
 // maxContent bounds what a stored value may decode to: larger than any
@@ -183,6 +187,21 @@ type reader struct {
 	s     *Store
 	tx    *bolt.Tx
 	cache *inputCache
+	// mu, when not nil, serialises the reader's use of tx and cache, so
+	// that several goroutines can decode and derive at once (Verify).
+	mu *sync.Mutex
+}
+
+func (r reader) lock() {
+	if r.mu != nil {
+		r.mu.Lock()
+	}
+}
+
+func (r reader) unlock() {
+	if r.mu != nil {
+		r.mu.Unlock()
+	}
 }
 
 // decode returns the content a stored value holds, or an error when the
@@ -213,16 +232,20 @@ func (r reader) decode(v []byte, derived bool) ([]byte, error) {
 	}
 }
 
-// input reads a derivation's input: a stored blob that is not derived.
-func (r reader) input(d hashing.Digest) ([]byte, error) {
-	if c, ok := r.cache.get(d); ok {
-		return c, nil
+// input reads a derivation's input: a stored table that is not derived.
+func (r reader) input(d hashing.Digest) (*series.Table, error) {
+	r.lock()
+	t, ok := r.cache.get(d)
+	var v []byte
+	if !ok {
+		if b := r.tx.Bucket(Bucket); b != nil {
+			v = b.Get(d.Key()) // valid until the transaction ends
+		}
 	}
-	b := r.tx.Bucket(Bucket)
-	if b == nil {
-		return nil, fmt.Errorf("input %s: %w", d, ErrNotFound)
+	r.unlock()
+	if ok {
+		return t, nil
 	}
-	v := b.Get(d.Key())
 	if v == nil {
 		return nil, fmt.Errorf("input %s: %w", d, ErrNotFound)
 	}
@@ -230,8 +253,13 @@ func (r reader) input(d hashing.Digest) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.cache.put(d, c)
-	return c, nil
+	if t, err = series.Decode(c); err != nil {
+		return nil, fmt.Errorf("input %s: %w", d, err)
+	}
+	r.lock()
+	r.cache.put(d, t)
+	r.unlock()
+	return t, nil
 }
 
 // content decodes v and checks it against d.
@@ -446,8 +474,17 @@ func (s *Store) Verify(ctx context.Context) (n int, problems []string, err error
 		if b == nil {
 			return nil
 		}
-		rd := reader{s: s, tx: tx, cache: newInputCache(verifyCacheBytes)}
-		return b.ForEach(func(k, v []byte) error {
+		// Gather every value (the slices stay valid while the transaction
+		// is open), then decode and hash them on every core: stored blobs
+		// first, derived ones after, ordered by recipe so that those
+		// sharing inputs come together and find them cached.
+		type item struct {
+			d   hashing.Digest
+			v   []byte
+			msg string
+		}
+		var stored, derived []item
+		err := b.ForEach(func(k, v []byte) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -458,13 +495,52 @@ func (s *Store) Verify(ctx context.Context) (n int, problems []string, err error
 				problems = append(problems, fmt.Sprintf("key %q is not a digest: %v", clip(k), err))
 			case d.Algorithm() != hashing.BLAKE3:
 				problems = append(problems, fmt.Sprintf("key %s is not a blake3 digest", d))
+			case isDerived(v):
+				derived = append(derived, item{d: d, v: v})
 			default:
-				if _, err := rd.contentOf(d, v, true); err != nil {
-					problems = append(problems, err.Error())
-				}
+				stored = append(stored, item{d: d, v: v})
 			}
 			return nil
 		})
+		if err != nil {
+			return err
+		}
+		slices.SortFunc(derived, func(a, b item) int { return bytes.Compare(a.v, b.v) })
+		rd := reader{s: s, tx: tx, cache: newInputCache(verifyCacheBytes), mu: &sync.Mutex{}}
+		for _, items := range [][]item{stored, derived} {
+			next := make(chan int)
+			var wg sync.WaitGroup
+			for range runtime.GOMAXPROCS(0) {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range next {
+						if _, err := rd.contentOf(items[i].d, items[i].v, true); err != nil {
+							items[i].msg = err.Error()
+						}
+					}
+				}()
+			}
+		feed:
+			for i := range items {
+				select {
+				case next <- i:
+				case <-ctx.Done():
+					break feed
+				}
+			}
+			close(next)
+			wg.Wait()
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			for _, it := range items {
+				if it.msg != "" {
+					problems = append(problems, it.msg)
+				}
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return n, problems, fmt.Errorf("artifacts: verify: %w", err)
@@ -475,42 +551,49 @@ func (s *Store) Verify(ctx context.Context) (n int, problems []string, err error
 	return n, problems, nil
 }
 
+// isDerived reports whether a stored value is a recipe.
+func isDerived(v []byte) bool {
+	return len(v) > len(envelope) && string(v[:len(envelope)]) == envelope && v[len(envelope)] == codecDerived
+}
+
 // verifyCacheBytes bounds the decoded inputs Verify keeps.
-const verifyCacheBytes = 64 << 20
+const verifyCacheBytes = 128 << 20
 
 // inputCache keeps recently decoded derivation inputs, up to a byte
 // bound, evicting the oldest first. A nil cache keeps nothing.
 type inputCache struct {
 	limit, size int
 	keys        []hashing.Digest
-	vals        map[hashing.Digest][]byte
+	vals        map[hashing.Digest]*series.Table
 }
 
 func newInputCache(limit int) *inputCache {
-	return &inputCache{limit: limit, vals: map[hashing.Digest][]byte{}}
+	return &inputCache{limit: limit, vals: map[hashing.Digest]*series.Table{}}
 }
 
-func (c *inputCache) get(d hashing.Digest) ([]byte, bool) {
+func (c *inputCache) get(d hashing.Digest) (*series.Table, bool) {
 	if c == nil {
 		return nil, false
 	}
-	v, ok := c.vals[d]
-	return v, ok
+	t, ok := c.vals[d]
+	return t, ok
 }
 
-func (c *inputCache) put(d hashing.Digest, v []byte) {
-	if c == nil || len(v) > c.limit {
+func tableBytes(t *series.Table) int { return 8 * len(t.Dates) * (len(t.Cols) + 1) }
+
+func (c *inputCache) put(d hashing.Digest, t *series.Table) {
+	if c == nil || tableBytes(t) > c.limit {
 		return
 	}
-	for c.size+len(v) > c.limit && len(c.keys) > 0 {
+	for c.size+tableBytes(t) > c.limit && len(c.keys) > 0 {
 		old := c.keys[0]
 		c.keys = c.keys[1:]
-		c.size -= len(c.vals[old])
+		c.size -= tableBytes(c.vals[old])
 		delete(c.vals, old)
 	}
 	c.keys = append(c.keys, d)
-	c.vals[d] = v
-	c.size += len(v)
+	c.vals[d] = t
+	c.size += tableBytes(t)
 }
 
 // aliases reports whether c lies inside v's memory.

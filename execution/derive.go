@@ -55,7 +55,7 @@ func OpenArtifacts(db *bolt.DB, opts ...artifacts.Option) (*artifacts.Store, err
 }
 
 // Derive implements artifacts.Deriver.
-func (Deriver) Derive(recipe []byte, get func(hashing.Digest) ([]byte, error)) ([]byte, error) {
+func (Deriver) Derive(recipe []byte, get func(hashing.Digest) (*series.Table, error)) ([]byte, error) {
 	var r weightsRecipe
 	if err := hashing.DecodeStrict(recipe, &r); err != nil {
 		return nil, fmt.Errorf("recipe: %w", err)
@@ -63,13 +63,7 @@ func (Deriver) Derive(recipe []byte, get func(hashing.Digest) ([]byte, error)) (
 	if r.Kind != weightsRecipeKind {
 		return nil, fmt.Errorf("recipe kind %q: not one this engine derives", r.Kind)
 	}
-	table := func(d hashing.Digest) (*series.Table, error) {
-		b, err := get(d)
-		if err != nil {
-			return nil, err
-		}
-		return series.Decode(b)
-	}
+	table := get
 	ret, err := table(r.Returns)
 	if err != nil {
 		return nil, fmt.Errorf("returns: %w", err)

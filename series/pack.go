@@ -166,6 +166,9 @@ func unpackBody(dst, body []byte) ([]byte, error) {
 		return dst, fmt.Errorf("%w: %d cells exceeds the limit", ErrMalformed, cells)
 	}
 	off := namesEnd
+	if need := namesEnd + 4*rows + 8*cells; cap(dst)-len(dst) < need {
+		dst = append(make([]byte, 0, len(dst)+need), dst...)
+	}
 	out := append(dst, body[:namesEnd]...)
 	var date int64
 	for i := range rows {
