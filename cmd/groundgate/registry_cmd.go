@@ -18,7 +18,7 @@ const registryUsage = `registry <subcommand> [--db FILE] [args]
 
 subcommands:
   export               print the current registry (the GET /v1/registry body)
-  verify               recompute every identity and registry hash from stored bytes
+  verify               check the whole file: identities, registry hashes, evidence, groundings, footprints, blobs
   list                 one line per capability: name, kind, identity
   show NAME            one capability (the GET /v1/registry/capabilities/{name} body)
   history              every version, newest first
