@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -239,5 +240,86 @@ func TestDerived(t *testing.T) {
 	}
 	if _, err := plain.PrepareDerived(content, recipe); err == nil {
 		t.Fatal("PrepareDerived without a deriver")
+	}
+}
+
+// Verify's workers share one cache of decoded inputs; with a cache that
+// holds one table and recipes that share inputs, concurrent misses and
+// evictions must neither crash nor report a false problem.
+func TestVerifyConcurrentInputCache(t *testing.T) {
+	ctx := context.Background()
+	db, err := bolt.Open(t.TempDir()+"/v.db", 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s, err := Open(db, WithDeriver(concat{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inputs []hashing.Digest
+	var tables []*series.Table
+	const k = 8
+	for i := range k {
+		b := table(t, 3000, 2, float64(i))
+		d, _ := s.Put(ctx, b)
+		tb, _ := series.Decode(b)
+		inputs, tables = append(inputs, d), append(tables, tb)
+	}
+	var blobs []Blob
+	for i := range k {
+		for j := range k {
+			a, b := tables[i], tables[j]
+			content, _ := series.Encode(nil, &series.Table{Dates: a.Dates, Names: append(slices.Clone(a.Names), b.Names...), Cols: append(slices.Clone(a.Cols), b.Cols...)})
+			blob, err := s.PrepareDerived(content, []byte(inputs[i].String()+"\n"+inputs[j].String()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			blobs = append(blobs, blob)
+		}
+	}
+	if _, err := s.PutBlobs(ctx, blobs); err != nil {
+		t.Fatal(err)
+	}
+	s.verifyCache = 3 * 8 * 3000 * 3 // three tables: misses, evictions and concurrent puts of one key
+	for range 10 {
+		if n, problems, err := s.Verify(ctx); err != nil || n != k+k*k {
+			t.Fatalf("Verify = %d, %q, %v", n, problems, err)
+		}
+	}
+}
+
+// Content stored as a recipe is rewritten as itself when it comes again
+// as a plain blob: recipes' inputs are never recipes.
+func TestPlainBlobReplacesRecipe(t *testing.T) {
+	ctx := context.Background()
+	db, err := bolt.Open(t.TempDir()+"/r.db", 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s, err := Open(db, WithDeriver(concat{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := table(t, 100, 1, 7), table(t, 100, 1, 8)
+	da, _ := s.Put(ctx, a)
+	db_, _ := s.Put(ctx, b)
+	ta, _ := series.Decode(a)
+	tb, _ := series.Decode(b)
+	k, _ := series.Encode(nil, &series.Table{Dates: ta.Dates, Names: append(ta.Names, tb.Names...), Cols: append(ta.Cols, tb.Cols...)})
+	recipe, _ := s.PrepareDerived(k, []byte(da.String()+"\n"+db_.String()))
+	if _, err := s.PutBlobs(ctx, []Blob{recipe}); err != nil {
+		t.Fatal(err)
+	}
+	if v := stored(t, db, recipe.Digest); !isDerived(v) {
+		t.Fatal("setup: not stored as a recipe")
+	}
+	// The same content now comes as a plain blob (another recipe's input).
+	if _, err := s.Put(ctx, k); err != nil {
+		t.Fatal(err)
+	}
+	if v := stored(t, db, recipe.Digest); isDerived(v) {
+		t.Fatal("the plain blob did not replace the recipe")
 	}
 }

@@ -35,6 +35,7 @@ package artifacts
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -91,6 +92,9 @@ type Store struct {
 	enc    *zstd.Encoder
 	dec    *zstd.Decoder
 	derive Deriver
+	// verifyCache bounds Verify's cache of decoded inputs; zero means
+	// verifyCacheBytes (tests make it small).
+	verifyCache int
 }
 
 // Option configures a Store.
@@ -257,8 +261,11 @@ func (r reader) input(d hashing.Digest) (*series.Table, error) {
 		return nil, fmt.Errorf("input %s: %w", d, err)
 	}
 	r.lock()
+	defer r.unlock()
+	if have, ok := r.cache.get(d); ok {
+		return have, nil // another worker decoded it meanwhile
+	}
 	r.cache.put(d, t)
-	r.unlock()
 	return t, nil
 }
 
@@ -306,7 +313,7 @@ func (s *Store) PutBlobs(ctx context.Context, blobs []Blob) (int, error) {
 	var todo []Blob
 	if err := s.db.View(func(tx *bolt.Tx) error {
 		for _, b := range blobs {
-			if !s.intact(tx, b) {
+			if s.needsWrite(tx, b) {
 				todo = append(todo, b)
 			}
 		}
@@ -356,7 +363,7 @@ func (s *Store) put(tx *bolt.Tx, b Blob) (bool, error) {
 		return false, fmt.Errorf("bucket %s is missing", Bucket)
 	}
 	if old := bk.Get(b.Digest.Key()); old != nil {
-		if s.intact(tx, b) {
+		if !s.needsWrite(tx, b) {
 			return false, nil
 		}
 		s.log.Warn("artifact repaired: stored bytes did not hash to their key", slog.String("digest", b.Digest.String()))
@@ -364,6 +371,18 @@ func (s *Store) put(tx *bolt.Tx, b Blob) (bool, error) {
 	// bbolt keeps a reference to the value until the transaction ends;
 	// b.stored is never modified after Prepare.
 	return true, bk.Put(b.Digest.Key(), b.stored)
+}
+
+// needsWrite reports whether b must be written: nothing intact is stored
+// under its digest, or content stored as a recipe comes again as a plain
+// blob — a recipe's inputs must be stored as themselves (an all-NA
+// weights panel can equal an all-NA input panel).
+func (s *Store) needsWrite(tx *bolt.Tx, b Blob) bool {
+	if !s.intact(tx, b) {
+		return true
+	}
+	old := tx.Bucket(Bucket).Get(b.Digest.Key())
+	return isDerived(old) && !isDerived(b.stored)
 }
 
 // intact reports whether the blob under b.Digest holds b's content: the
@@ -506,7 +525,7 @@ func (s *Store) Verify(ctx context.Context) (n int, problems []string, err error
 			return err
 		}
 		slices.SortFunc(derived, func(a, b item) int { return bytes.Compare(a.v, b.v) })
-		rd := reader{s: s, tx: tx, cache: newInputCache(verifyCacheBytes), mu: &sync.Mutex{}}
+		rd := reader{s: s, tx: tx, cache: newInputCache(cmp.Or(s.verifyCache, verifyCacheBytes)), mu: &sync.Mutex{}}
 		for _, items := range [][]item{stored, derived} {
 			next := make(chan int)
 			var wg sync.WaitGroup
@@ -584,6 +603,9 @@ func tableBytes(t *series.Table) int { return 8 * len(t.Dates) * (len(t.Cols) + 
 func (c *inputCache) put(d hashing.Digest, t *series.Table) {
 	if c == nil || tableBytes(t) > c.limit {
 		return
+	}
+	if _, ok := c.vals[d]; ok {
+		return // one entry per key: eviction keeps keys and vals in step
 	}
 	for c.size+tableBytes(t) > c.limit && len(c.keys) > 0 {
 		old := c.keys[0]

@@ -4,12 +4,12 @@
 // Execute takes a *ground.Grounded — the only input it accepts; a bare
 // request never runs — and:
 //
-//  1. resolves the family and the metric by name and kind in the registry
+//  1. waits for an execution slot (ErrBusy when too many are in flight);
+//  2. resolves the family and the metric by name and kind in the registry
 //     version the grounding was decided against (never the current one: a
 //     grounding id determines its execution), checking that version's hash
-//     against the one the grounding recorded; ErrDrift when they do not
-//     resolve to something the engine runs;
-//  2. waits for an execution slot (ErrBusy when too many are in flight),
+//     against the one the grounding recorded (ErrDrift when they do not
+//     resolve, ErrNotRunnable when the engine cannot run the metric),
 //     reads the data file from the data root (see Data) and parses it
 //     (ErrBadData, nothing stored, when it is malformed);
 //  3. expands the request into morphisms, hashes each, compiles each into a

@@ -55,6 +55,9 @@ type runOptions struct {
 	// memoBytes bounds the node values kept for sharing; zero means
 	// defaultMemoBytes.
 	memoBytes int64
+	// legacyCSV encodes the artifacts as the previous release did, to
+	// replay its footprints; executions always use EncodingSeries.
+	legacyCSV bool
 }
 
 // outcome is a computed execution. Its artifacts are already in the sink
@@ -176,15 +179,19 @@ func compute(ctx context.Context, in input, ro runOptions) (*outcome, error) {
 	points := expand(axes)
 
 	fp := &Footprint{
-		Grounding:       in.grounding,
-		Request:         in.req,
-		RegistryVersion: in.snap.Version(),
-		Registry:        in.snap.Registry(),
-		Family:          family,
-		Metric:          metric,
-		Risk:            in.risk,
-		Morphisms:       make([]Morphism, len(points)),
-		Plans:           map[string]Plan{},
+		Grounding:        in.grounding,
+		Request:          in.req,
+		RegistryVersion:  in.snap.Version(),
+		Registry:         in.snap.Registry(),
+		Family:           family,
+		Metric:           metric,
+		Risk:             in.risk,
+		Morphisms:        make([]Morphism, len(points)),
+		Plans:            map[string]Plan{},
+		ArtifactEncoding: EncodingSeries,
+	}
+	if ro.legacyCSV {
+		fp.ArtifactEncoding = EncodingCSV
 	}
 	if fp.Request.Params == nil {
 		fp.Request.Params = map[string]ground.Param{}
@@ -462,7 +469,11 @@ func runOne(ctx context.Context, f *frame.Frame, days []int32, bufs *buffers, cp
 		out.tv = kernel.Turnover(res.Weights, len(res.PnL))
 	}
 	out.arts = []Artifact{}
-	if ro.artifacts {
+	switch {
+	case !ro.artifacts:
+	case ro.legacyCSV:
+		out.arts = legacyArtifacts(days, res)
+	default:
 		var deriv *weightsDerivation
 		if d, ok := derivationOf(cp, vals, days); ok {
 			deriv = &d

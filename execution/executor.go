@@ -215,15 +215,17 @@ func (x *Executor) Execute(ctx context.Context, g *ground.Grounded) (*Footprint,
 		return nil, ErrNotGrounded
 	}
 	began := time.Now()
-	snap, err := x.snapshotAt(ctx, g.RegistryVersion(), g.Registry())
-	if err != nil {
-		return nil, fmt.Errorf("execution: grounding %s: %w", g.ID(), err)
-	}
+	// Admission first: even reading an old registry version costs memory
+	// and time, so it belongs inside the bound on executions in flight.
 	release, err := x.admit(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("execution: %w", err)
 	}
 	defer release()
+	snap, err := x.snapshotAt(ctx, g.RegistryVersion(), g.Registry())
+	if err != nil {
+		return nil, fmt.Errorf("execution: grounding %s: %w", g.ID(), err)
+	}
 	req := g.Request()
 	src, err := readSource(x.data, req.Data, x.opt.MaxDataBytes)
 	if err != nil {

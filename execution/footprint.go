@@ -67,6 +67,12 @@ type Footprint struct {
 	// for two executions exactly when they used the same capabilities
 	// with the same identities, whatever else changed in the registry.
 	Dependencies hashing.Digest `json:"dependencies"`
+	// ArtifactEncoding names how the artifacts were encoded (and so what
+	// their digests are over): EncodingSeries, or absent for footprints of
+	// the previous release, whose artifacts were CSV. Replay re-encodes
+	// the same way. It is not hashed: a wrong value only makes replay
+	// report the artifacts layer as changed.
+	ArtifactEncoding string `json:"artifact_encoding,omitempty"`
 }
 
 // MetricRef is the scoring metric: its capability, the engine kernel its

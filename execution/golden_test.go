@@ -2,11 +2,16 @@ package execution
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
 	"testing"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/groundgate/groundgate/hashing"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden footprints in testdata/golden")
@@ -81,6 +86,52 @@ func TestGoldenFootprints(t *testing.T) {
 			if err := back.check(); err != nil {
 				t.Errorf("golden footprint does not check: %v", err)
 			}
+		})
+	}
+}
+
+// Footprints of the previous release (CSV artifacts, no
+// artifact_encoding) still replay bit for bit: testdata/legacy holds the
+// golden footprints as that release pinned them. Each is stored as the
+// old server would have stored it, next to a fresh execution that stores
+// the data blob, and replayed.
+func TestLegacyFootprintsReplay(t *testing.T) {
+	for _, c := range goldenCases {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(t, realData, c.opt)
+			fresh := r.execute(t, c.req)
+			raw, err := os.ReadFile(filepath.Join("testdata", "legacy", c.name+".json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var old Footprint
+			if err := json.Unmarshal(raw, &old); err != nil {
+				t.Fatal(err)
+			}
+			if old.ArtifactEncoding != EncodingCSV {
+				t.Fatalf("legacy footprint records encoding %q", old.ArtifactEncoding)
+			}
+			old.Grounding = fresh.Grounding
+			canon, err := hashing.Canonical(&old)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r.store.DB().Update(func(tx *bolt.Tx) error { return tx.Bucket(Bucket).Put(old.Hash.Key(), canon) }); err != nil {
+				t.Fatal(err)
+			}
+			rep, err := r.x.Replay(context.Background(), old.Hash)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !rep.Match || rep.ReplayHash != old.Hash {
+				t.Fatalf("a previous-release footprint no longer replays: %+v", rep.Layers)
+			}
+			if len(old.Morphisms) > 0 && old.Morphisms[0].Admissible && old.Layers.Artifacts == fresh.Layers.Artifacts {
+				t.Fatal("the legacy and the new artifact encodings give the same artifacts layer: the test checks nothing")
+			}
+			// Its CSV blobs were never stored here (replay does not read
+			// them): remove it so that the rig's closing check holds.
+			r.store.DB().Update(func(tx *bolt.Tx) error { return tx.Bucket(Bucket).Delete(old.Hash.Key()) })
 		})
 	}
 }

@@ -43,23 +43,31 @@ func (x *Executor) Replay(ctx context.Context, hash hashing.Digest) (*ReplayRepo
 	if err != nil {
 		return nil, err
 	}
-	snap, err := x.snapshotAt(ctx, fp.RegistryVersion, fp.Registry)
-	if err != nil {
-		return nil, fmt.Errorf("execution %s: %w", hash, err)
-	}
 	release, err := x.admit(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("execution %s: replay: %w", hash, err)
 	}
 	defer release()
+	snap, err := x.snapshotAt(ctx, fp.RegistryVersion, fp.Registry)
+	if err != nil {
+		return nil, fmt.Errorf("execution %s: %w", hash, err)
+	}
 	src, err := x.storedSource(ctx, fp)
 	if err != nil {
 		return nil, fmt.Errorf("execution %s: %w", hash, err)
 	}
+	ro := x.runOptions()
+	switch fp.ArtifactEncoding {
+	case EncodingSeries:
+	case EncodingCSV:
+		ro.legacyCSV = true
+	default:
+		return nil, fmt.Errorf("execution %s: artifact encoding %q is not one this release writes: %w", hash, fp.ArtifactEncoding, ErrNotRunnable)
+	}
 	out, err := compute(ctx, input{
 		snap: snap, req: fp.Request, grounding: fp.Grounding, src: src,
 		risk: fp.Risk, maxBytes: max(x.opt.MaxDataBytes, int64(len(src.raw))), budget: x.budget(),
-	}, x.runOptions())
+	}, ro)
 	if err != nil {
 		return nil, fmt.Errorf("execution %s: replay: %w", hash, err)
 	}

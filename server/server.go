@@ -271,7 +271,11 @@ func (s *Server) checkBody(next echo.HandlerFunc) echo.HandlerFunc {
 func decodeParams(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		vals := c.ParamValues()
-		if len(vals) == 0 {
+		// echo routes on URL.RawPath only when the request has one (the
+		// path held escapes that decode to something else); otherwise on
+		// URL.Path, which net/http has already decoded once. Decoding
+		// again would make "%254D" name "M".
+		if len(vals) == 0 || c.Request().URL.RawPath == "" {
 			return next(c)
 		}
 		dec := make([]string, len(vals))

@@ -331,6 +331,8 @@ func TestPercentEncodedPathParams(t *testing.T) {
 		{"GET", "/v1/executions/" + strings.Replace(tr.execution, ":", "%3a", 1), 200},
 		{"POST", "/v1/executions/" + enc(tr.execution) + "/replay", 200},
 		{"GET", "/v1/diff/" + enc(tr.execution) + "/" + enc(tr.execution), 200},
+		// Decoded exactly once: %254D names the literal "%4D", not "M".
+		{"GET", "/v1/registry/capabilities/%254DOM_WZS", 404},
 		// An encoded slash stays inside its segment and is refused there.
 		{"GET", "/v1/executions/sha256%2F" + strings.Repeat("0", 64), 400},
 	} {

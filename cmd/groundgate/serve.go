@@ -28,9 +28,12 @@ func (serveCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 		return fmt.Errorf("%w: serve takes no arguments", errUsage)
 	}
 	logger := slog.New(slog.NewJSONHandler(cli.Stderr, nil))
-	for name, v := range map[string]int64{"max-cells": *maxCells, "max-held-bytes": *maxHeld, "max-executions": int64(*maxRunning), "max-queued": int64(*maxQueued)} {
-		if v <= 0 {
-			return fmt.Errorf("%w: --%s must be positive", errUsage, name)
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"max-cells", *maxCells}, {"max-held-bytes", *maxHeld}, {"max-executions", int64(*maxRunning)}, {"max-queued", int64(*maxQueued)}} {
+		if f.v <= 0 {
+			return fmt.Errorf("%w: --%s must be positive", errUsage, f.name)
 		}
 	}
 	m, err := app.Open(ctx, app.Config{Addr: *addr, DB: *db, Data: *data, AdminToken: cli.Getenv("GROUNDGATE_ADMIN_TOKEN"), Logger: logger,
