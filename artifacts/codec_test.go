@@ -166,31 +166,50 @@ func (concat) Derive(recipe []byte, get func(hashing.Digest) (*series.Table, err
 	return series.Encode(nil, out)
 }
 
+// openDerived opens a store with the concat deriver in a fresh file.
+func openDerived(t *testing.T) (*Store, *bolt.DB) {
+	t.Helper()
+	db, err := bolt.Open(t.TempDir()+"/d.db", 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	s, err := Open(db, WithDeriver(concat{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, db
+}
+
+// concatenated is what concat derives from the tables a and b (canonical
+// encodings), and the recipe naming them.
+func concatenated(t *testing.T, a, b []byte) (content, recipe []byte) {
+	t.Helper()
+	ta, err := series.Decode(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := series.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	content, err = series.Encode(nil, &series.Table{Dates: ta.Dates, Names: append(slices.Clone(ta.Names), tb.Names...), Cols: append(slices.Clone(ta.Cols), tb.Cols...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return content, []byte(hashing.SumBLAKE3(a).String() + "\n" + hashing.SumBLAKE3(b).String())
+}
+
 // A derived blob is read by re-deriving and re-hashing it; a recipe whose
 // inputs went missing or changed, or that names a derived input, makes it
 // corrupt, never served.
 func TestDerived(t *testing.T) {
 	ctx := context.Background()
-	path := t.TempDir() + "/d.db"
-	db, err := bolt.Open(path, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	s, err := Open(db, WithDeriver(concat{}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, db := openDerived(t)
 	a, b := table(t, 300, 2, 3), table(t, 300, 1, 4)
 	da, _ := s.Put(ctx, a)
 	db_, _ := s.Put(ctx, b)
-	ta, _ := series.Decode(a)
-	tb, _ := series.Decode(b)
-	content, err := series.Encode(nil, &series.Table{Dates: ta.Dates, Names: append(ta.Names, tb.Names...), Cols: append(ta.Cols, tb.Cols...)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	recipe := []byte(da.String() + "\n" + db_.String())
+	content, recipe := concatenated(t, a, b)
 	blob, err := s.PrepareDerived(content, recipe)
 	if err != nil {
 		t.Fatal(err)
@@ -248,30 +267,20 @@ func TestDerived(t *testing.T) {
 // evictions must neither crash nor report a false problem.
 func TestVerifyConcurrentInputCache(t *testing.T) {
 	ctx := context.Background()
-	db, err := bolt.Open(t.TempDir()+"/v.db", 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	s, err := Open(db, WithDeriver(concat{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var inputs []hashing.Digest
-	var tables []*series.Table
+	s, _ := openDerived(t)
+	var inputs [][]byte
 	const k = 8
 	for i := range k {
 		b := table(t, 3000, 2, float64(i))
-		d, _ := s.Put(ctx, b)
-		tb, _ := series.Decode(b)
-		inputs, tables = append(inputs, d), append(tables, tb)
+		if _, err := s.Put(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+		inputs = append(inputs, b)
 	}
 	var blobs []Blob
 	for i := range k {
 		for j := range k {
-			a, b := tables[i], tables[j]
-			content, _ := series.Encode(nil, &series.Table{Dates: a.Dates, Names: append(slices.Clone(a.Names), b.Names...), Cols: append(slices.Clone(a.Cols), b.Cols...)})
-			blob, err := s.PrepareDerived(content, []byte(inputs[i].String()+"\n"+inputs[j].String()))
+			blob, err := s.PrepareDerived(concatenated(t, inputs[i], inputs[j]))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -293,22 +302,15 @@ func TestVerifyConcurrentInputCache(t *testing.T) {
 // as a plain blob: recipes' inputs are never recipes.
 func TestPlainBlobReplacesRecipe(t *testing.T) {
 	ctx := context.Background()
-	db, err := bolt.Open(t.TempDir()+"/r.db", 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	s, err := Open(db, WithDeriver(concat{}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, db := openDerived(t)
 	a, b := table(t, 100, 1, 7), table(t, 100, 1, 8)
-	da, _ := s.Put(ctx, a)
-	db_, _ := s.Put(ctx, b)
-	ta, _ := series.Decode(a)
-	tb, _ := series.Decode(b)
-	k, _ := series.Encode(nil, &series.Table{Dates: ta.Dates, Names: append(ta.Names, tb.Names...), Cols: append(ta.Cols, tb.Cols...)})
-	recipe, _ := s.PrepareDerived(k, []byte(da.String()+"\n"+db_.String()))
+	s.Put(ctx, a)
+	s.Put(ctx, b)
+	k, r := concatenated(t, a, b)
+	recipe, err := s.PrepareDerived(k, r)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := s.PutBlobs(ctx, []Blob{recipe}); err != nil {
 		t.Fatal(err)
 	}
