@@ -44,7 +44,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/klauspost/compress/zstd"
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/groundgate/groundgate/hashing"
@@ -78,19 +77,12 @@ type Deriver interface {
 	Derive(recipe []byte, get func(hashing.Digest) (*series.Table, error)) ([]byte, error)
 }
 
-// maxContent bounds what a stored value may decode to: larger than any
-// blob the executor writes (its data limit), small enough that a corrupt
-// value cannot exhaust memory.
-const maxContent = 1 << 30
-
 // Store is the blob store. It is safe for concurrent use (bbolt serialises
 // the writes).
 type Store struct {
 	db     *bolt.DB
 	log    *slog.Logger
 	pack   *series.Packer
-	enc    *zstd.Encoder
-	dec    *zstd.Decoder
 	derive Deriver
 	// verifyCache bounds Verify's cache of decoded inputs; zero means
 	// verifyCacheBytes (tests make it small).
@@ -120,12 +112,6 @@ func Open(db *bolt.DB, opts ...Option) (*Store, error) {
 	var err error
 	if s.pack, err = series.NewPacker(); err != nil {
 		return nil, fmt.Errorf("artifacts: %w", err)
-	}
-	if s.enc, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithEncoderConcurrency(1)); err != nil {
-		return nil, fmt.Errorf("artifacts: zstd: %w", err)
-	}
-	if s.dec, err = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(maxContent)); err != nil {
-		return nil, fmt.Errorf("artifacts: zstd: %w", err)
 	}
 	if !db.IsReadOnly() {
 		if err := db.Update(func(tx *bolt.Tx) error {
@@ -164,7 +150,7 @@ func (s *Store) Prepare(data []byte) (Blob, error) {
 			return Blob{}, fmt.Errorf("artifacts: pack %s: %w", b.Digest, err)
 		}
 	default:
-		out = s.enc.EncodeAll(data, append(out, codecZstd))
+		out = s.pack.Compress(append(out, codecZstd), data)
 	}
 	if len(out) >= len(envelope)+1+len(data) {
 		out = append(append(out[:len(envelope)], codecRaw), data...)
@@ -220,7 +206,7 @@ func (r reader) decode(v []byte, derived bool) ([]byte, error) {
 	case codecRaw:
 		return payload, nil
 	case codecZstd:
-		return r.s.dec.DecodeAll(payload, nil)
+		return r.s.pack.Decompress(payload)
 	case codecTable:
 		return r.s.pack.Unpack(nil, payload)
 	case codecDerived:

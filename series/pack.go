@@ -31,8 +31,10 @@ const PackMagic = "GGTP"
 const (
 	packVersion = 1
 	cacheSize   = 4
-	// maxUnpacked bounds what a (possibly corrupt) packed blob may
-	// decompress to before it is trusted.
+	// maxUnpacked bounds what a (possibly corrupt) packed blob or zstd
+	// frame may decompress to before it is trusted: above any blob the
+	// executor writes (its data limit is 256 MiB), low enough that a
+	// corrupt value cannot exhaust memory.
 	maxUnpacked = 1 << 30
 )
 
@@ -55,6 +57,20 @@ func NewPacker() (*Packer, error) {
 		return nil, fmt.Errorf("series: zstd decoder: %w", err)
 	}
 	return &Packer{enc: enc, dec: dec}, nil
+}
+
+// Compress appends one zstd frame of src to dst: the packer's compressor,
+// shared with callers that store other bytes than tables.
+func (p *Packer) Compress(dst, src []byte) []byte { return p.enc.EncodeAll(src, dst) }
+
+// Decompress returns what one zstd frame holds, refusing (ErrMalformed)
+// a frame that is corrupt or decompresses to more than 1 GiB.
+func (p *Packer) Decompress(src []byte) ([]byte, error) {
+	out, err := p.dec.DecodeAll(src, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w: zstd: %v", ErrMalformed, err)
+	}
+	return out, nil
 }
 
 // IsPacked reports whether b starts like a packed table.
