@@ -87,9 +87,6 @@ func (p *Packer) Pack(dst, canon []byte) ([]byte, error) {
 		return dst, err
 	}
 	rows, cols := len(t.Dates), len(t.Cols)
-	if want := uint64(rows) * uint64(cols) * 8; uint64(len(canon)-off) != want {
-		return dst, fmt.Errorf("%w: %d value bytes, want %d", ErrMalformed, len(canon)-off, want)
-	}
 	namesEnd := off - 4*rows
 	body := make([]byte, 0, namesEnd+2*rows+cols*rows+9*rows*cols/2)
 	body = append(body, canon[:namesEnd]...)

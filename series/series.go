@@ -155,10 +155,7 @@ func Decode(b []byte) (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows, cols := len(t.Dates), len(t.Cols)
-	if want := uint64(rows) * uint64(cols) * 8; uint64(len(b)-off) != want {
-		return nil, fmt.Errorf("%w: %d value bytes, want %d", ErrMalformed, len(b)-off, want)
-	}
+	rows := len(t.Dates)
 	for j := range t.Cols {
 		c := make([]float64, rows)
 		for i := range c {
@@ -208,8 +205,9 @@ func parseShape(b []byte) (rows int, names []string, off int, err error) {
 	return int(r), names, off, nil
 }
 
-// decodeHeader parses magic, version, shape, names and dates, returning
-// the table (columns allocated but empty) and the offset of the values.
+// decodeHeader parses magic, version, shape, names and dates, checks that
+// exactly the values the shape calls for follow, and returns the table
+// (columns allocated but empty) and the offset of the values.
 func decodeHeader(b []byte) (*Table, int, error) {
 	rows, names, off, err := parseShape(b)
 	if err != nil {
@@ -226,6 +224,9 @@ func decodeHeader(b []byte) (*Table, int, error) {
 		if i > 0 && t.Dates[i] <= t.Dates[i-1] {
 			return nil, 0, fmt.Errorf("%w: dates not strictly increasing at row %d", ErrMalformed, i)
 		}
+	}
+	if want := uint64(rows) * uint64(len(names)) * 8; uint64(len(b)-off) != want {
+		return nil, 0, fmt.Errorf("%w: %d value bytes, want %d", ErrMalformed, len(b)-off, want)
 	}
 	return t, off, nil
 }
