@@ -245,3 +245,44 @@ func pandasPython(b testing.TB) string {
 	b.Skip("no python3 with pandas and numpy")
 	return ""
 }
+
+// BenchmarkGrid100Contracts is BenchmarkGrid100 (two workers, sharing)
+// with the built-in catalog's contracts (16 clauses per morphism: the
+// family's and its operations' preconditions, its postconditions, the
+// metric's pre- and postcondition, with the facts they read) and without
+// them (the previous release's catalog): the cost of checking contracts.
+func BenchmarkGrid100Contracts(b *testing.B) {
+	ctx := context.Background()
+	legacy := func() *registry.Snapshot {
+		cat, err := registry.LoadCatalog(os.DirFS(filepath.Join("testdata", "legacy", "catalog")), ".")
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, err := registry.Open(ctx, filepath.Join(b.TempDir(), "legacy.db"), registry.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.Close() })
+		if _, err := s.Seed(ctx, cat); err != nil {
+			b.Fatal(err)
+		}
+		return s.Current()
+	}()
+	for _, c := range []struct {
+		name string
+		snap *registry.Snapshot
+	}{{"contracts=off", legacy}, {"contracts=on", seededSnapshot(b)}} {
+		in := benchInput(b, c.snap, "panel.csv", benchPanelCSV(b), "SRP")
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				out, err := compute(ctx, in, runOptions{workers: 2, share: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if out.fp.Selected == nil {
+					b.Fatal("nothing selected")
+				}
+			}
+		})
+	}
+}

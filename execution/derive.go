@@ -181,7 +181,7 @@ func derivationOf(cp *compiled, vals []rval, days []int32) (weightsDerivation, b
 // a recipe, after storing its inputs (once per grid) and checking that the
 // recipe derives content exactly; when it does not, the weights are
 // stored packed instead. It reports whether it stored anything.
-func (s *blobSink) storeDerived(ctx context.Context, d weightsDerivation, content []byte, scratch *[]byte) (bool, error) {
+func (s *blobSink) storeDerived(ctx context.Context, d weightsDerivation, content []byte, scratch *[]byte, stage *[]artifacts.Blob) (bool, error) {
 	var err error
 	if d.recipe.Returns, err = s.node(ctx, d.retKey, d.ret); err != nil {
 		return false, err
@@ -207,6 +207,10 @@ func (s *blobSink) storeDerived(ctx context.Context, d weightsDerivation, conten
 	b, err := s.arts.PrepareDerived(content, recipe)
 	if err != nil {
 		return false, err
+	}
+	if stage != nil {
+		*stage = append(*stage, b)
+		return true, nil
 	}
 	return true, s.addPrepared(ctx, b)
 }

@@ -41,7 +41,12 @@ type buffers struct {
 // when deriv says how (see derive.go), packed otherwise. The canonical
 // bytes are dropped (the worker's buffers reused) as soon as each is
 // digested and stored, so a worker holds at most one encoding at a time.
-func artifactsOf(ctx context.Context, bufs *buffers, days []int32, res *kernel.Result, deriv *weightsDerivation, sink *blobSink) ([]Artifact, error) {
+//
+// When stage is not nil, the artifacts' own blobs are prepared into it
+// rather than stored, for the caller to commit once the morphism's last
+// postcondition holds (inputs shared by the grid's recipes are stored
+// at once: they belong to no one morphism).
+func artifactsOf(ctx context.Context, bufs *buffers, days []int32, res *kernel.Result, deriv *weightsDerivation, sink *blobSink, stage *[]artifacts.Blob) ([]Artifact, error) {
 	tables := []struct {
 		name string
 		t    series.Table
@@ -61,12 +66,12 @@ func artifactsOf(ctx context.Context, bufs *buffers, days []int32, res *kernel.R
 		}
 		stored := false
 		if tb.name == "weights" && deriv != nil {
-			if stored, err = sink.storeDerived(ctx, *deriv, bufs.enc, &bufs.scratch); err != nil {
+			if stored, err = sink.storeDerived(ctx, *deriv, bufs.enc, &bufs.scratch, stage); err != nil {
 				return nil, err
 			}
 		}
 		if !stored {
-			if err := sink.add(ctx, bufs.enc); err != nil {
+			if err := sink.put(ctx, bufs.enc, stage); err != nil {
 				return nil, err
 			}
 		}
@@ -102,6 +107,19 @@ func (s *blobSink) add(ctx context.Context, data []byte) error {
 		return err
 	}
 	return s.addPrepared(ctx, b)
+}
+
+// put stores data, or prepares it into stage when stage is not nil.
+func (s *blobSink) put(ctx context.Context, data []byte, stage *[]artifacts.Blob) error {
+	if stage == nil {
+		return s.add(ctx, data)
+	}
+	b, err := s.arts.Prepare(data)
+	if err != nil {
+		return err
+	}
+	*stage = append(*stage, b)
+	return nil
 }
 
 func (s *blobSink) addPrepared(ctx context.Context, b artifacts.Blob) error {

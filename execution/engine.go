@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/groundgate/groundgate/artifacts"
+	"github.com/groundgate/groundgate/contract"
 	"github.com/groundgate/groundgate/execution/frame"
 	"github.com/groundgate/groundgate/execution/kernel"
 	"github.com/groundgate/groundgate/ground"
@@ -30,7 +32,7 @@ const (
 
 // Predicates lists the risk predicates in order.
 func Predicates() []string {
-	return []string{PredResolves, PredData, PredNonNegative, PredLeverage, PredSchema, PredBounds, PredDomain}
+	return []string{PredResolves, PredData, PredNonNegative, PredLeverage, PredSchema, PredBounds, PredDomain, PredPre, PredPost}
 }
 
 // morphismBody is the hashed form of a morphism: the family's canonical
@@ -58,6 +60,10 @@ type runOptions struct {
 	// legacyCSV encodes the artifacts as the previous release did, to
 	// replay its footprints; executions always use EncodingSeries.
 	legacyCSV bool
+	// contracts are checked as each morphism runs; stage holds each
+	// morphism's own artifacts until the metric's postconditions pass.
+	contracts *contracts
+	stage     bool
 }
 
 // outcome is a computed execution. Its artifacts are already in the sink
@@ -75,6 +81,9 @@ type input struct {
 	risk      RiskPolicy
 	maxBytes  int64
 	budget    Budget // zero: unbounded (tests and benchmarks)
+	// contracts caches compiled contracts across executions; nil compiles
+	// afresh.
+	contracts *contract.Cache
 }
 
 // Budget bounds one execution; a zero field is no bound.
@@ -84,17 +93,22 @@ type Budget struct {
 }
 
 // check refuses a grid over the budget, naming the budget, the estimate
-// and what to change.
-func (b Budget) check(morphisms, rows, cols int, turnover bool) error {
+// and what to change. staged says the morphisms' P&L artifacts are held
+// too, until the metric's postconditions have passed on the score.
+func (b Budget) check(morphisms, rows, cols int, turnover, staged bool) error {
 	cells := int64(morphisms) * int64(rows) * int64(cols)
 	if b.MaxCells > 0 && cells > b.MaxCells {
 		return fmt.Errorf("%w: %d admissible morphisms × %d rows × %d columns = %d cells, the budget is %d cells: narrow the parameter grid or the data",
 			ErrOverBudget, morphisms, rows, cols, cells, b.MaxCells)
 	}
-	held := int64(morphisms) * int64(rows) * 8
+	series := int64(1)
 	if turnover {
-		held *= 2
+		series++
 	}
+	if staged {
+		series++
+	}
+	held := int64(morphisms) * int64(rows) * 8 * series
 	if b.MaxHeldBytes > 0 && held > b.MaxHeldBytes {
 		return fmt.Errorf("%w: %d admissible morphisms × %d rows hold %d bytes of series until scoring, the budget is %d bytes: narrow the parameter grid or the data",
 			ErrOverBudget, morphisms, rows, held, b.MaxHeldBytes)
@@ -162,6 +176,17 @@ func compute(ctx context.Context, in input, ro runOptions) (*outcome, error) {
 		return nil, err
 	}
 	family := CapRef{Name: famCap.Name, Kind: famCap.Kind, Identity: famCap.Identity}
+	cs := &contracts{cache: in.contracts, familyName: famCap.Name, metricName: metric.Name}
+	if cs.cache == nil {
+		cs.cache = contract.NewCache(64)
+	}
+	if cs.family, err = cs.program(famCap); err != nil {
+		return nil, err
+	}
+	metCap, _ := in.snap.Get(in.req.Metric) // resolved above
+	if cs.metric, err = cs.program(metCap); err != nil {
+		return nil, err
+	}
 
 	var f *frame.Frame
 	if in.src.missing == "" {
@@ -177,6 +202,14 @@ func compute(ctx context.Context, in input, ro runOptions) (*outcome, error) {
 	}
 	axes := gridAxes(famCap, in.req)
 	points := expand(axes)
+	var base contract.State // request and data facts; nil when the data is missing
+	if f != nil {
+		base = dataFacts(f, hashing.SumBLAKE3(in.src.raw))
+		for k, v := range requestFacts(in.req.Family, in.req.Metric, in.req.Data) {
+			base[k] = v
+		}
+	}
+	states := make([]contract.State, len(points))
 
 	fp := &Footprint{
 		Grounding:        in.grounding,
@@ -197,6 +230,7 @@ func compute(ctx context.Context, in input, ro runOptions) (*outcome, error) {
 		fp.Request.Params = map[string]ground.Param{}
 	}
 	plans := make([]*compiled, len(points))
+	logs := make([]verdictLog, len(points))
 	for i, pt := range points {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -244,6 +278,25 @@ func compute(ctx context.Context, in input, ro runOptions) (*outcome, error) {
 		}
 		fails[PredNonNegative] = negativeParams(pt)
 		fails[PredSchema], fails[PredBounds] = schemaFailures(axes, pt)
+		if base != nil {
+			// Preconditions over the request and the data: the family's,
+			// then each operation's with the parameters its plan binds.
+			states[i] = withParams(base, famCap.ContractParams(), pt)
+			lg := &logs[i]
+			lg.add(cs.family.Eval(family.Name, contract.Pre, states[i], bound(states[i])), codePre)
+			if cp := plans[i]; cp != nil {
+				for _, call := range cp.calls {
+					p, err := cs.program(call.cap)
+					if err != nil {
+						return nil, err
+					}
+					st := withParams(base, call.cap.ContractParams(), call.params)
+					lg.add(p.Eval(call.cap.Name, contract.Pre, st, bound(st)), codePre)
+				}
+			}
+			fails[PredPre] = lg.failed
+			lg.failed = nil
+		}
 		setVerdict(&m, fails)
 		fp.Morphisms[i] = m
 	}
@@ -252,7 +305,7 @@ func compute(ctx context.Context, in input, ro runOptions) (*outcome, error) {
 	var jobs []gridJob
 	for i, m := range fp.Morphisms {
 		if m.Admissible {
-			jobs = append(jobs, gridJob{index: i, plan: plans[i]})
+			jobs = append(jobs, gridJob{index: i, plan: plans[i], state: states[i]})
 		}
 	}
 	dates, days := []string{}, []int32{}
@@ -260,8 +313,10 @@ func compute(ctx context.Context, in input, ro runOptions) (*outcome, error) {
 		dates, days = dateStrings(f), dateDays(f)
 	}
 	ro.turnover = km.Name == "TRN"
+	ro.contracts = cs
+	ro.stage = len(cs.metric.Post) > 0
 	if f != nil {
-		if err := in.budget.check(len(jobs), f.Len(), f.Width(), ro.turnover); err != nil {
+		if err := in.budget.check(len(jobs), f.Len(), f.Width(), ro.turnover, ro.stage); err != nil {
 			return nil, err
 		}
 		if ro.sink != nil {
@@ -284,8 +339,13 @@ func compute(ctx context.Context, in input, ro runOptions) (*outcome, error) {
 	for j, job := range jobs {
 		o := &outs[j]
 		m := &fp.Morphisms[job.index]
+		logs[job.index].verdicts = append(logs[job.index].verdicts, o.verdicts...)
 		if o.err != nil {
 			setVerdict(m, map[string][]string{PredDomain: {"run: " + o.err.Error()}})
+			continue
+		}
+		if o.reject != "" {
+			setVerdict(m, map[string][]string{o.reject: o.reasons})
 			continue
 		}
 		ran[job.index] = o
@@ -315,9 +375,24 @@ func compute(ctx context.Context, in input, ro runOptions) (*outcome, error) {
 		if err != nil {
 			return nil, fmt.Errorf("morphism %d: score: %w", i, err)
 		}
+		// The metric's postconditions decide whether the score, and with
+		// it the morphism's staged artifacts, are committed.
+		lg := &logs[i]
+		if !lg.add(cs.metric.Eval(metric.Name, contract.Post, scoreFacts(o.state, v, fp.Evaluation.Rows), nil), codePost) {
+			setVerdict(m, map[string][]string{PredPost: lg.failed})
+			continue
+		}
+		for _, b := range o.staged {
+			if err := ro.sink.addPrepared(ctx, b); err != nil {
+				return nil, fmt.Errorf("morphism %d: store its artifacts: %w", i, err)
+			}
+		}
 		m.Score = ScoreOf(v)
 		scores[i] = m.Score.Float()
 		m.Artifacts = append(m.Artifacts, o.arts...)
+	}
+	for i := range fp.Morphisms {
+		fp.Morphisms[i].Contracts = logs[i].verdicts
 	}
 	if best := kernel.Best(km, scores); best >= 0 {
 		h, b := fp.Morphisms[best].Hash, best
@@ -398,6 +473,7 @@ func usedCapabilities(family, metric CapRef, plans map[string]Plan) []CapRef {
 type gridJob struct {
 	index int
 	plan  *compiled
+	state contract.State // request, data and parameter facts
 }
 
 // gridOut is what running one morphism leaves: the portfolio P&L, the
@@ -409,6 +485,15 @@ type gridOut struct {
 	arts    []Artifact
 	err     error // the morphism could not run: a rejection
 	fatal   error // storing its artifacts failed: the execution fails
+	// Contracts: the verdicts of the family's postconditions and the
+	// metric's preconditions; reject names the failing phase's predicate
+	// and reasons its failures. state is the verified state the metric's
+	// postconditions extend; staged holds the artifacts until they pass.
+	verdicts []ClauseVerdict
+	reject   string
+	reasons  []string
+	state    contract.State
+	staged   []artifacts.Blob
 }
 
 // runGrid runs the jobs on a pool of workers. Every job's output lands at
@@ -432,7 +517,7 @@ func runGrid(ctx context.Context, f *frame.Frame, days []int32, jobs []gridJob, 
 			defer wg.Done()
 			var bufs buffers // this worker's encoding buffers, reused
 			for j := range next {
-				outs[j] = runOne(ctx, f, days, &bufs, jobs[j].plan, m, ro)
+				outs[j] = runOne(ctx, f, days, &bufs, jobs[j], m, ro)
 				m.release(jobs[j].plan)
 			}
 		}()
@@ -453,7 +538,8 @@ feed:
 // runOne runs one plan and keeps what the execution needs of its result.
 // A panic in a kernel is turned into an error: the morphism is rejected,
 // the server keeps going.
-func runOne(ctx context.Context, f *frame.Frame, days []int32, bufs *buffers, cp *compiled, m *memo, ro runOptions) (out gridOut) {
+func runOne(ctx context.Context, f *frame.Frame, days []int32, bufs *buffers, job gridJob, m *memo, ro runOptions) (out gridOut) {
+	cp := job.plan
 	defer func() {
 		if r := recover(); r != nil {
 			out = gridOut{err: fmt.Errorf("internal error: %v", r)}
@@ -464,6 +550,23 @@ func runOne(ctx context.Context, f *frame.Frame, days []int32, bufs *buffers, cp
 		return gridOut{err: err}
 	}
 	res := vals[cp.plan.Output].res
+	if cs := ro.contracts; cs != nil {
+		// The family's postconditions, then the metric's preconditions,
+		// on the verified result, before anything of it is kept.
+		lo, hi := signalRange(cp, vals)
+		out.state = resultFacts(job.state, res, lo, hi)
+		var lg verdictLog
+		switch {
+		case !lg.add(cs.family.Eval(cs.familyName, contract.Post, out.state, nil), codePost):
+			out.reject = PredPost
+		case !lg.add(cs.metric.Eval(cs.metricName, contract.Pre, out.state, nil), codePre):
+			out.reject = PredPre
+		}
+		out.verdicts, out.reasons = lg.verdicts, lg.failed
+		if out.reject != "" {
+			return out
+		}
+	}
 	out.pnl = res.PnL
 	if ro.turnover {
 		out.tv = kernel.Turnover(res.Weights, len(res.PnL))
@@ -478,7 +581,11 @@ func runOne(ctx context.Context, f *frame.Frame, days []int32, bufs *buffers, cp
 		if d, ok := derivationOf(cp, vals, days); ok {
 			deriv = &d
 		}
-		out.arts, out.fatal = artifactsOf(ctx, bufs, days, res, deriv, ro.sink)
+		var stage *[]artifacts.Blob
+		if ro.stage {
+			stage = &out.staged
+		}
+		out.arts, out.fatal = artifactsOf(ctx, bufs, days, res, deriv, ro.sink, stage)
 	}
 	return out
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/groundgate/groundgate/contract"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -86,14 +87,16 @@ type Options struct {
 // Executor runs grounded requests and keeps their footprints. It is safe
 // for concurrent use.
 type Executor struct {
-	reg     Registry
-	arts    *artifacts.Store
-	db      *bolt.DB
-	data    fs.FS
-	opt     Options
-	log     *slog.Logger
-	slots   chan struct{} // one token per running execution
-	waiting atomic.Int64  // executions waiting for a slot
+	reg   Registry
+	arts  *artifacts.Store
+	db    *bolt.DB
+	data  fs.FS
+	opt   Options
+	log   *slog.Logger
+	slots chan struct{} // one token per running execution
+	// contracts compiles each capability's contract once, by identity.
+	contracts *contract.Cache
+	waiting   atomic.Int64 // executions waiting for a slot
 }
 
 // New returns an executor that reads data from the data root, keeps blobs
@@ -133,7 +136,7 @@ func New(reg Registry, arts *artifacts.Store, db *bolt.DB, data fs.FS, opt Optio
 			return nil, fmt.Errorf("execution: create bucket: %w", err)
 		}
 	}
-	return &Executor{reg: reg, arts: arts, db: db, data: data, opt: opt, log: opt.Logger,
+	return &Executor{contracts: contract.NewCache(1024), reg: reg, arts: arts, db: db, data: data, opt: opt, log: opt.Logger,
 		slots: make(chan struct{}, opt.MaxConcurrent)}, nil
 }
 
@@ -235,7 +238,7 @@ func (x *Executor) Execute(ctx context.Context, g *ground.Grounded) (*Footprint,
 	ro.sink = newBlobSink(x.arts)
 	out, err := compute(ctx, input{
 		snap: snap, req: req, grounding: g.ID(), src: src,
-		risk: x.policy(), maxBytes: x.opt.MaxDataBytes, budget: x.budget(),
+		risk: x.policy(), maxBytes: x.opt.MaxDataBytes, budget: x.budget(), contracts: x.contracts,
 	}, ro)
 	if err == nil {
 		err = ro.sink.flush(ctx)

@@ -135,6 +135,9 @@ type Morphism struct {
 	Artifacts []Artifact `json:"artifacts"`
 	// Score is the metric value; null when not run or NA.
 	Score Score `json:"score"`
+	// Contracts lists every contract clause checked for the morphism, in
+	// the order checked, and whether it held (absent when none ran).
+	Contracts []ClauseVerdict `json:"contracts,omitempty"`
 }
 
 // Reason explains one failing predicate.

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
@@ -28,10 +29,27 @@ var goldenCases = []struct {
 	{"mom_rev_mdd_ffn", request("MOM_REV", "MDD", "ffn-test-data.csv", map[string]any{"window": []any{5, 20}, "leverage": []any{1, 2}}), Options{}},
 	{"carry_clm_cushing", request("CARRY", "CLM", "crude-oil-wti-cushing.csv", map[string]any{"window": []any{60, 120}}), Options{}},
 	{"vol_tgt_srt_vix", request("VOL_TGT", "SRT", "vix-daily.csv", map[string]any{"risk_window": []any{20, 60}}), Options{}},
-	{"mom_wzs_trn_gas_rejections", request("MOM_WZS", "TRN", "natural-gas-daily.csv", map[string]any{"window": []any{1, 25}, "leverage": []any{0, 1, 5}}), Options{MaxLeverage: 3}},
+	{"mom_wzs_trn_gas_rejections", request("MOM_WZS", "TRN", "natural-gas-daily.csv", map[string]any{"window": []any{1, 25}, "leverage": []any{0.5, 1, 5}}), Options{MaxLeverage: 3}},
 	{"vol_tgt_srp_sp500_gz", request("VOL_TGT", "SRP", "sp500.csv.gz", map[string]any{"lag": []any{1, 2}}), Options{}},
 	{"missing_source", request("MOM_WZS", "SRP", "no/such/file.csv", map[string]any{"window": 50}), Options{}},
 }
+
+// legacyCases are the golden cases as the previous release pinned them
+// (testdata/legacy): its catalog had no contracts, so leverage 0 reached
+// the executor, whose domain predicate rejected it.
+var legacyCases = func() []struct {
+	name string
+	req  map[string]any
+	opt  Options
+} {
+	cs := slices.Clone(goldenCases)
+	for i := range cs {
+		if cs[i].name == "mom_wzs_trn_gas_rejections" {
+			cs[i].req = request("MOM_WZS", "TRN", "natural-gas-daily.csv", map[string]any{"window": []any{1, 25}, "leverage": []any{0, 1, 5}})
+		}
+	}
+	return cs
+}()
 
 // goldenBytes is the footprint as pinned: indented JSON without the
 // grounding id (which depends on the discovery record, not on the
@@ -91,14 +109,15 @@ func TestGoldenFootprints(t *testing.T) {
 }
 
 // Footprints of the previous release (CSV artifacts, no
-// artifact_encoding) still replay bit for bit: testdata/legacy holds the
-// golden footprints as that release pinned them. Each is stored as the
-// old server would have stored it, next to a fresh execution that stores
-// the data blob, and replayed.
+// artifact_encoding, a catalog without contracts) still replay bit for
+// bit: testdata/legacy holds the golden footprints as that release pinned
+// them, and the catalog its databases were seeded with. Each is stored as
+// the old server would have stored it, next to a fresh execution that
+// stores the data blob, and replayed.
 func TestLegacyFootprintsReplay(t *testing.T) {
-	for _, c := range goldenCases {
+	for _, c := range legacyCases {
 		t.Run(c.name, func(t *testing.T) {
-			r := newRig(t, realData, c.opt)
+			r := newRigSeededWith(t, realData, c.opt, filepath.Join("testdata", "legacy", "catalog"))
 			fresh := r.execute(t, c.req)
 			raw, err := os.ReadFile(filepath.Join("testdata", "legacy", c.name+".json"))
 			if err != nil {

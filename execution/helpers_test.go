@@ -44,6 +44,31 @@ func newRig(t testing.TB, dataDir string, opt Options) *rig {
 	return r
 }
 
+// newRigSeededWith is newRig on a database seeded with the catalog in dir
+// (a previous release's, say) instead of the built-in one.
+func newRigSeededWith(t testing.TB, dataDir string, opt Options, dir string) *rig {
+	t.Helper()
+	ctx := context.Background()
+	r := &rig{dbPath: filepath.Join(t.TempDir(), "gg.db"), dataDir: dataDir, opt: opt}
+	cat, err := registry.LoadCatalog(os.DirFS(dir), ".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := registry.Open(ctx, r.dbPath, registry.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Seed(ctx, cat); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r.open(t)
+	t.Cleanup(func() { r.close(t) })
+	return r
+}
+
 // open (re)opens everything on the rig's file, as a restarted server would.
 func (r *rig) open(t testing.TB) {
 	t.Helper()
@@ -103,13 +128,15 @@ var terms = map[string]string{
 	"SRT": "sortino", "CLM": "calmar", "HIT": "hit rate", "TRN": "turnover", "TRET": "total return",
 }
 
-// ground obtains a *ground.Grounded the honest way: discovery over the
-// terms that name the family and metric, then the gate.
-func (r *rig) ground(t testing.TB, req map[string]any) *ground.Grounded {
+// groundOutcome runs discovery and the gate on req and returns the gate's
+// outcome, admitted or not. A family or metric without a discovery term
+// in terms is discovered by its name.
+func (r *rig) groundOutcome(t testing.TB, req map[string]any) ground.Outcome {
 	t.Helper()
 	ctx := context.Background()
 	fam, met := req["family"].(string), req["metric"].(string)
-	res, err := r.disc.Discover(ctx, discover.Query{Terms: []string{terms[fam], terms[met]}})
+	ft, mt := cmpOr(terms[fam], fam), cmpOr(terms[met], met)
+	res, err := r.disc.Discover(ctx, discover.Query{Terms: []string{ft, mt}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,8 +148,23 @@ func (r *rig) ground(t testing.TB, req map[string]any) *ground.Grounded {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return out
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// ground obtains a *ground.Grounded the honest way: discovery over the
+// terms that name the family and metric, then the gate.
+func (r *rig) ground(t testing.TB, req map[string]any) *ground.Grounded {
+	t.Helper()
+	out := r.groundOutcome(t, req)
 	if out.Grounded == nil {
-		t.Fatalf("not admitted: %s: %+v", body, out.Record.Decision.Failures)
+		t.Fatalf("not admitted: %v: %+v", req, out.Record.Decision.Failures)
 	}
 	return out.Grounded
 }

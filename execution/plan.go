@@ -163,6 +163,7 @@ type compiler struct {
 	domain  []string // value-domain failures (the "domain" predicate)
 	columns []string // columns read by name (col, spread)
 	lev     []float64
+	calls   []opCall // operations with preconditions, in first-use order
 	depth   int
 }
 
@@ -175,6 +176,7 @@ type compiled struct {
 	columns []string  // data columns the plan reads by name
 	lev     []float64 // leverage caps of its volsize nodes
 	keys    []string  // content key of every node (shared across plans)
+	calls   []opCall  // operations whose preconditions the morphism must meet
 }
 
 // compilePlan compiles the family expression e for one morphism's bound
@@ -219,7 +221,7 @@ func compilePlan(snap *registry.Snapshot, family CapRef, e *expr, params map[str
 		return nil, fmt.Errorf("plan digest: %w", err)
 	}
 	cols := uniqueSorted(c.columns)
-	return &compiled{plan: p, digest: d, domain: c.domain, columns: cols, lev: c.lev, keys: contentKeys(p.Nodes)}, nil
+	return &compiled{plan: p, digest: d, domain: c.domain, columns: cols, lev: c.lev, keys: contentKeys(p.Nodes), calls: c.calls}, nil
 }
 
 // add appends a node, or returns the index of an identical earlier one
@@ -289,6 +291,9 @@ func (c *compiler) compile(e *expr, sc *scope) (cval, error) {
 	}
 	ref := CapRef{Name: capb.Name, Kind: capb.Kind, Identity: capb.Identity}
 	c.caps[capb.Name] = ref
+	if capb.Sem.Contract != nil && len(capb.Sem.Contract.Pre) > 0 {
+		c.call(capb, args)
+	}
 	if body.kind == exprList && body.head() == head {
 		// A primitive: the operation is the engine kernel of its name.
 		k, ok := kernels[head]
@@ -338,6 +343,30 @@ func (c *compiler) inline(capb registry.Capability, body *expr, args []cval, sc 
 	c.depth++
 	defer func() { c.depth-- }()
 	return c.compile(body, inner)
+}
+
+// call records an application of an operation with preconditions, once
+// per distinct binding of its parameters.
+func (c *compiler) call(capb registry.Capability, args []cval) {
+	oc := opCall{cap: capb, params: boundParams(capb, args)}
+	for _, prev := range c.calls {
+		if prev.cap.Name == oc.cap.Name && sameParams(prev.params, oc.params) {
+			return
+		}
+	}
+	c.calls = append(c.calls, oc)
+}
+
+func sameParams(a, b map[string]Value) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
 }
 
 func inputNames(sc *scope) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/groundgate/groundgate/artifacts"
 	"github.com/groundgate/groundgate/hashing"
@@ -19,9 +20,13 @@ type ReplayReport struct {
 	// footprint's.
 	RegistryVersion uint64       `json:"registry_version"`
 	Layers          []LayerMatch `json:"layers"`
-	// Morphisms lists the grid indices whose hash, plan, artifacts or score
-	// differ; empty when every morphism matched.
+	// Morphisms lists the grid indices whose hash, plan, artifacts, score,
+	// verdict or contract clauses differ; empty when every morphism
+	// matched.
 	Morphisms []int `json:"morphisms"`
+	// Contracts is true when every morphism's contract clauses ran and
+	// decided as the footprint records.
+	Contracts bool `json:"contracts"`
 }
 
 // LayerMatch compares one layer of the stored footprint with the replay.
@@ -66,13 +71,13 @@ func (x *Executor) Replay(ctx context.Context, hash hashing.Digest) (*ReplayRepo
 	}
 	out, err := compute(ctx, input{
 		snap: snap, req: fp.Request, grounding: fp.Grounding, src: src,
-		risk: fp.Risk, maxBytes: max(x.opt.MaxDataBytes, int64(len(src.raw))), budget: x.budget(),
+		risk: fp.Risk, maxBytes: max(x.opt.MaxDataBytes, int64(len(src.raw))), budget: x.budget(), contracts: x.contracts,
 	}, ro)
 	if err != nil {
 		return nil, fmt.Errorf("execution %s: replay: %w", hash, err)
 	}
 	r := &ReplayReport{Hash: fp.Hash, ReplayHash: out.fp.Hash, Match: out.fp.Hash == fp.Hash,
-		RegistryVersion: snap.Version(), Morphisms: []int{}}
+		RegistryVersion: snap.Version(), Morphisms: []int{}, Contracts: len(fp.Morphisms) == len(out.fp.Morphisms)}
 	stored, replayed := fp.Layers.List(), out.fp.Layers.List()
 	for i, name := range LayerNames {
 		r.Layers = append(r.Layers, LayerMatch{Layer: name, Stored: stored[i], Replayed: replayed[i], Match: stored[i] == replayed[i]})
@@ -81,12 +86,16 @@ func (x *Executor) Replay(ctx context.Context, hash hashing.Digest) (*ReplayRepo
 		if i >= len(fp.Morphisms) || i >= len(out.fp.Morphisms) || !sameMorphism(fp.Morphisms[i], out.fp.Morphisms[i]) {
 			r.Morphisms = append(r.Morphisms, i)
 		}
+		if i < len(fp.Morphisms) && i < len(out.fp.Morphisms) && !slices.Equal(fp.Morphisms[i].Contracts, out.fp.Morphisms[i].Contracts) {
+			r.Contracts = false
+		}
 	}
 	return r, nil
 }
 
 func sameMorphism(a, b Morphism) bool {
-	if a.Hash != b.Hash || (a.Plan == nil) != (b.Plan == nil) || (a.Plan != nil && *a.Plan != *b.Plan) || a.Score != b.Score || len(a.Artifacts) != len(b.Artifacts) {
+	if a.Hash != b.Hash || (a.Plan == nil) != (b.Plan == nil) || (a.Plan != nil && *a.Plan != *b.Plan) || a.Score != b.Score || len(a.Artifacts) != len(b.Artifacts) ||
+		a.Admissible != b.Admissible || !slices.Equal(a.Rejected, b.Rejected) || !slices.Equal(a.Contracts, b.Contracts) {
 		return false
 	}
 	for i := range a.Artifacts {

@@ -2,6 +2,7 @@ package execution
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -18,29 +19,38 @@ func TestRiskPredicates(t *testing.T) {
 		name   string
 		req    map[string]any
 		reject []string // the rejected list of each morphism, "" for admissible
+		// gateF9 says the gate refuses the request (a precondition over the
+		// request alone); the executor is then driven directly, as if a
+		// request had got through, and must reject the same morphisms.
+		gateF9 bool
 	}{
 		{"leverage over the bound", request("MOM_WZS", "SRP", "ffn-test-data.csv", map[string]any{"window": 20, "leverage": []any{1, 3, 3.5}}),
-			[]string{"", "", "leverage"}},
+			[]string{"", "", "leverage"}, false},
 		{"negative target volatility", request("VOL_TGT", "SRP", "ffn-test-data.csv", map[string]any{"target_vol": []any{0.1, -0.1}}),
-			[]string{"", "non_negative,bounds,domain"}},
+			[]string{"", "non_negative,bounds,domain,pre"}, true},
 		{"negative window", request("MOM_REV", "SRP", "ffn-test-data.csv", map[string]any{"window": []any{-5, 5}}),
-			[]string{"non_negative,bounds,domain", ""}},
+			[]string{"non_negative,bounds,domain", ""}, false},
 		{"window below the kernel minimum", request("MOM_WZS", "SRP", "ffn-test-data.csv", map[string]any{"window": []any{0, 1, 2}}),
-			[]string{"bounds,domain", "bounds,domain", ""}},
+			[]string{"bounds,domain", "bounds,domain", ""}, false},
 		{"zero leverage (within schema bounds, outside the kernel's domain)", request("MOM_WZS", "SRP", "ffn-test-data.csv", map[string]any{"window": 20, "leverage": []any{0, 1}}),
-			[]string{"domain", ""}},
+			[]string{"domain,pre", ""}, true},
 		{"zero lag would look ahead", request("VOL_TGT", "SRP", "ffn-test-data.csv", map[string]any{"lag": []any{0, 1}}),
-			[]string{"bounds,domain", ""}},
+			[]string{"bounds,domain", ""}, false},
 		{"carry columns not in the data", request("CARRY", "SRP", "crude-oil-wti-cushing.csv", map[string]any{"window": 60, "front": []any{"C1", "C9"}}),
-			[]string{"", "data"}},
+			[]string{"", "data,pre"}, false},
 		{"carry front equal to next", request("CARRY", "SRP", "crude-oil-wti-cushing.csv", map[string]any{"window": 60, "front": []any{"C1", "C2"}}),
-			[]string{"", "domain"}},
+			[]string{"", "domain,pre"}, true},
 		{"every predicate but resolves and schema at once", request("MOM_WZS", "SRP", "nope.csv", map[string]any{"window": -1, "leverage": 20}),
-			[]string{"data,non_negative,leverage,bounds,domain"}},
+			[]string{"data,non_negative,leverage,bounds,domain"}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			fp := r.execute(t, c.req)
+			var fp *Footprint
+			if c.gateF9 {
+				fp = r.computeUngated(t, c.req)
+			} else {
+				fp = r.execute(t, c.req)
+			}
 			if len(fp.Morphisms) != len(c.reject) {
 				t.Fatalf("%d morphisms, want %d", len(fp.Morphisms), len(c.reject))
 			}
@@ -64,6 +74,37 @@ func TestRiskPredicates(t *testing.T) {
 			}
 		})
 	}
+}
+
+// computeUngated checks that the gate refuses req with F9, then runs it
+// anyway, as if it had got through: the executor must hold the line too.
+func (r *rig) computeUngated(t *testing.T, req map[string]any) *Footprint {
+	t.Helper()
+	ctx := context.Background()
+	out := r.groundOutcome(t, req)
+	if out.Grounded != nil || len(out.Record.Decision.Failures) == 0 || out.Record.Decision.Failures[0].Code != ground.F9 {
+		t.Fatalf("the gate did not refuse with F9: %+v", out.Record.Decision.Failures)
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoded, fails := ground.DecodeRequest(body)
+	if len(fails) > 0 {
+		t.Fatal(fails)
+	}
+	minimal := map[string]any{"window": 20} // an admissible request to take the grounding from
+	if decoded.Family == "VOL_TGT" {
+		minimal = nil
+	}
+	g := r.ground(t, request(decoded.Family, decoded.Metric, decoded.Data, minimal))
+	in := r.inputFor(t, g)
+	in.req = decoded
+	o, err := compute(ctx, in, r.x.runOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o.fp
 }
 
 // Parameters the gate refuses (undeclared, missing, wrong type) are

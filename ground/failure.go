@@ -15,6 +15,10 @@ const (
 	F6 Code = "F6" // parameter nonsense (risk filter)
 	F7 Code = "F7" // registry drift: evidence names an identity no longer in the registry
 	F8 Code = "F8" // provenance gap: evidence forged, altered, foreign or unknown
+	// Contracts (SPEC §9): the gate reports F9 for preconditions over the
+	// request alone; the executor reports both per morphism.
+	F9  Code = "F9"  // a precondition does not hold
+	F10 Code = "F10" // a postcondition does not hold
 )
 
 // Failure is one failing field of a proposal.

@@ -3,6 +3,7 @@ package ground
 import (
 	"context"
 	"fmt"
+	"github.com/groundgate/groundgate/contract"
 	"io"
 	"log/slog"
 	"slices"
@@ -130,7 +131,7 @@ var bucketRecords = []byte("ground.records")
 // New returns a gate that keeps its records in db (the registry's file).
 func New(reg Registry, ev Evidence, db *bolt.DB, opts ...Option) (*Gate, error) {
 	g := &Gate{reg: reg, ev: ev, db: db, log: slog.New(slog.NewTextHandler(io.Discard, nil)), cache: newEvidenceCache()}
-	g.checks = []Check{requestCheck{}, evidenceCheck{g}, groundingCheck{}, identityCheck{}, paramsCheck{}}
+	g.checks = []Check{requestCheck{}, evidenceCheck{g}, groundingCheck{}, identityCheck{}, paramsCheck{}, contractCheck{contract.NewCache(1024)}}
 	for _, o := range opts {
 		o(g)
 	}

@@ -16,6 +16,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/groundgate/groundgate/contract"
 	"github.com/groundgate/groundgate/hashing"
 )
 
@@ -56,6 +57,10 @@ type Semantic struct {
 	// "maximize" or "minimize" (which score is better); "none" elsewhere.
 	Orientation Orientation `json:"orientation"`
 	Stateful    bool        `json:"stateful"`
+	// Contract holds the capability's Hoare clauses (SPEC §9). It is
+	// behaviour, so it is inside the identity; absent, it adds nothing to
+	// the canonical form.
+	Contract *contract.Contract `json:"contract,omitzero"`
 }
 
 // Orientation is the direction a capability's output points.
@@ -166,6 +171,10 @@ func (e Entry) recordBytes() ([]byte, error) {
 // pointers, so callers may edit it freely.
 func (e Entry) Clone() Entry {
 	c := e
+	if e.Sem.Contract != nil {
+		k := contract.Contract{Pre: slices.Clone(e.Sem.Contract.Pre), Post: slices.Clone(e.Sem.Contract.Post)}
+		c.Sem.Contract = &k
+	}
 	c.Alg.Inputs = slices.Clone(e.Alg.Inputs)
 	c.Alg.Outputs = slices.Clone(e.Alg.Outputs)
 	if e.Alg.Params != nil {
@@ -186,6 +195,16 @@ func (e Entry) Clone() Entry {
 	c.Disc.Tags = slices.Clone(e.Disc.Tags)
 	c.Disc.Examples = slices.Clone(e.Disc.Examples)
 	return c
+}
+
+// ContractParams declares the entry's parameters to its contract's state
+// schema.
+func (e Entry) ContractParams() []contract.Param {
+	out := make([]contract.Param, len(e.Alg.Params))
+	for i, p := range e.Alg.Params {
+		out[i] = contract.Param{Name: p.Name, Type: string(p.Type)}
+	}
+	return out
 }
 
 // Mismatch says why a parameter value does not fit the type, or "" when

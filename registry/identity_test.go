@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/groundgate/groundgate/contract"
 	"github.com/groundgate/groundgate/hashing"
 )
 
@@ -23,7 +24,9 @@ func richEntry() Entry {
 	lo, hi := 1.0, 500.0
 	return Entry{
 		Name: "RICH", Kind: KindFamily,
-		Sem: Semantic{Pure: true, Deterministic: true, Commutative: true, Associative: true, Idempotent: true, Orientation: OrientPositive, Stateful: true},
+		Sem: Semantic{Pure: true, Deterministic: true, Commutative: true, Associative: true, Idempotent: true, Orientation: OrientPositive, Stateful: true,
+			Contract: &contract.Contract{Pre: []contract.Clause{{Name: "covers", Expr: "data.rows > params.window", Message: "m"}},
+				Post: []contract.Clause{{Name: "finite", Expr: "result.finite_share == 1.0", Message: "m"}}}},
 		Alg: Algebraic{Inputs: []string{"frame", "series"}, Outputs: []string{"pnl"}, Arity: 2, Reversible: true,
 			Params: []Param{{Name: "window", Type: ParamInt, Default: 20.0, Min: &lo, Max: &hi, Doc: "look-back"},
 				{Name: "front", Type: ParamColumn, Default: "C1", Doc: "front contract"}}},
@@ -52,6 +55,10 @@ func leaves(v reflect.Value, path string, visit func(path string, mutate func())
 	switch v.Kind() {
 	case reflect.Pointer:
 		if v.Type().Elem().Kind() == reflect.Struct {
+			if v.IsNil() {
+				visit(path, func() { v.Set(reflect.New(v.Type().Elem())) })
+				return
+			}
 			leaves(v.Elem(), path, visit)
 			return
 		}

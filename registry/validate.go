@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/groundgate/groundgate/contract"
 	"github.com/groundgate/groundgate/hashing"
 )
 
@@ -158,6 +159,18 @@ func (e Entry) validate(label string) error {
 	seen := map[string]bool{}
 	for i, p := range e.Alg.Params {
 		validateParam(fmt.Sprintf("alg.params[%d]", i), p, seen, add)
+	}
+
+	// sem.contract: every clause compiles against the state schema and the
+	// parameters above, so a bad clause is refused here, not at run time.
+	if slices.Contains(kinds, e.Kind) {
+		for _, p := range contract.Check(e.Sem.Contract, string(e.Kind), e.ContractParams()) {
+			msg := p.Problem
+			if p.Clause != "" {
+				msg = fmt.Sprintf("clause %q: %s", p.Clause, p.Problem)
+			}
+			add("sem.contract."+p.Field, "%s", msg)
+		}
 	}
 
 	// impl

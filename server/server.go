@@ -55,6 +55,7 @@ type Executor interface {
 	Get(ctx context.Context, hash hashing.Digest) (*execution.Footprint, error)
 	Replay(ctx context.Context, hash hashing.Digest) (*execution.ReplayReport, error)
 	Diff(ctx context.Context, a, b hashing.Digest) (*execution.DiffReport, error)
+	CheckContracts(ctx context.Context, req ground.Request, withData bool) (*execution.ContractReport, error)
 }
 
 var (
@@ -158,6 +159,7 @@ func New(d Deps, cfg Config) *Server {
 	get("/v1/executions/:hash", s.getExecution)
 	e.POST("/v1/executions/:hash/replay", s.postReplay)
 	get("/v1/diff/:a/:b", s.getDiff)
+	e.POST("/v1/contracts/check", s.postContractCheck)
 	s.echo = e
 	return s
 }

@@ -40,6 +40,7 @@ func commands() []commandSpec {
 		{"run", "execute a grounded request and print its footprint", func() command { return &runCmd{} }},
 		{"replay", "re-run a stored execution and compare every layer", func() command { return &replayCmd{} }},
 		{"diff", "compare two executions layer by layer", func() command { return &diffCmd{} }},
+		{"contract", "check a request against the capabilities' contracts (dry run)", func() command { return &contractCmd{} }},
 	}
 }
 

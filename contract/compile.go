@@ -1,0 +1,201 @@
+package contract
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/cost"
+	"cel.dev/cel-go/ext"
+)
+
+// Cost bounds. A clause is refused at write when CEL's static estimate of
+// its worst case exceeds MaxEstimatedCost (lists and maps sized as below);
+// evaluation stops at MaxCost, and the clause then fails (it never holds
+// by default).
+const (
+	MaxEstimatedCost = 100_000
+	MaxCost          = 100_000
+	// sizeHint is the size the estimate assumes for the state's lists and
+	// maps (columns of one data file), stringHint for its strings (names).
+	sizeHint   = 4096
+	stringHint = 256
+)
+
+// baseEnv is CEL's standard library with the math and strings extensions
+// and numeric comparisons across int and double (data.rows > 2.5 means
+// what it says). It is immutable, built once and extended per capability.
+var baseEnv = sync.OnceValues(func() (*cel.Env, error) {
+	return cel.NewEnv(
+		cel.CrossTypeNumericComparisons(true),
+		ext.Math(),
+		ext.Strings(),
+	)
+})
+
+// Compiled is one clause ready to evaluate.
+type Compiled struct {
+	Clause Clause
+	Phase  Phase
+	// Reads lists the state keys the clause names, sorted: a failure
+	// reports their values.
+	Reads []string
+	// RequestOnly is true when every key it reads is a request fact: the
+	// gate can decide it before anything runs.
+	RequestOnly bool
+	prog        cel.Program
+}
+
+// Program is a capability's compiled contract.
+type Program struct {
+	Pre, Post []*Compiled
+}
+
+// Clauses returns the compiled clauses of one phase.
+func (p *Program) Clauses(ph Phase) []*Compiled {
+	if p == nil {
+		return nil
+	}
+	if ph == Pre {
+		return p.Pre
+	}
+	return p.Post
+}
+
+// Compile compiles every clause of c for a capability of the given kind and
+// parameters. It fails on the first clause that does not compile; Check
+// reports them all.
+func Compile(c *Contract, kind string, params []Param) (*Program, error) {
+	p := &Program{}
+	if c == nil {
+		return p, nil
+	}
+	for _, ph := range []Phase{Pre, Post} {
+		for _, cl := range c.Clauses(ph) {
+			cc, err := compileClause(kind, ph, params, cl)
+			if err != nil {
+				return nil, fmt.Errorf("%s clause %q: %w", ph, cl.Name, err)
+			}
+			if ph == Pre {
+				p.Pre = append(p.Pre, cc)
+			} else {
+				p.Post = append(p.Post, cc)
+			}
+		}
+	}
+	return p, nil
+}
+
+func compileClause(kind string, ph Phase, params []Param, cl Clause) (*Compiled, error) {
+	scopes, err := scopesFor(kind, ph)
+	if err != nil {
+		return nil, err
+	}
+	base, err := baseEnv()
+	if err != nil {
+		return nil, fmt.Errorf("CEL environment: %w", err)
+	}
+	decls, err := declarations(scopes, params)
+	if err != nil {
+		return nil, err
+	}
+	env, err := base.Extend(decls...)
+	if err != nil {
+		return nil, fmt.Errorf("CEL environment: %w", err)
+	}
+	if strings.TrimSpace(cl.Expr) == "" {
+		return nil, errors.New("the expression is empty")
+	}
+	checked, iss := env.Compile(cl.Expr)
+	if iss != nil && iss.Err() != nil {
+		return nil, fmt.Errorf("does not compile against %s (%s clauses of a %s may read %s): %s",
+			SchemaVersion, ph, kind, scopeList(scopes), oneLine(iss.Err().Error()))
+	}
+	if !checked.OutputType().IsExactType(cel.BoolType) {
+		return nil, fmt.Errorf("is a %s, not a bool: a clause must say true or false", checked.OutputType())
+	}
+	est, err := env.EstimateCost(checked, sizeEstimator{})
+	if err != nil {
+		return nil, fmt.Errorf("cost estimate: %w", err)
+	}
+	if est.Max > MaxEstimatedCost {
+		return nil, fmt.Errorf("its worst-case cost %d exceeds the limit %d (lists and maps of %d elements assumed): simplify it", est.Max, MaxEstimatedCost, sizeHint)
+	}
+	prog, err := env.Program(checked, cel.CostLimit(MaxCost), cel.EvalOptions(cel.OptOptimize))
+	if err != nil {
+		return nil, fmt.Errorf("program: %w", err)
+	}
+	reads := referenced(checked)
+	only := true
+	for _, r := range reads {
+		if keyScope(r) != ScopeRequest {
+			only = false
+		}
+	}
+	return &Compiled{Clause: cl, Phase: ph, Reads: reads, RequestOnly: only, prog: prog}, nil
+}
+
+// referenced lists the declared variables an expression names.
+func referenced(a *cel.Ast) []string {
+	var out []string
+	for _, r := range a.NativeRep().ReferenceMap() {
+		if r != nil && len(r.OverloadIDs) == 0 && declared(r.Name) && !slices.Contains(out, r.Name) {
+			out = append(out, r.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// declared reports whether name is a state key or a parameter (and not,
+// say, a comprehension's iteration variable).
+func declared(name string) bool {
+	if strings.HasPrefix(name, "params.") {
+		return true
+	}
+	for _, k := range Keys() {
+		if k.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// sizeEstimator sizes every list, map and string of the state at
+// sizeHint, so the estimate is finite and comprehensions over columns are
+// priced.
+type sizeEstimator struct{}
+
+func (sizeEstimator) EstimateSize(n cost.AstNode) *cost.SizeEstimate {
+	if len(n.Path()) == 0 {
+		return nil
+	}
+	if t := n.Type(); t != nil && t.IsExactType(cel.StringType) {
+		return &cost.SizeEstimate{Min: 0, Max: stringHint}
+	}
+	return &cost.SizeEstimate{Min: 0, Max: sizeHint}
+}
+
+func (sizeEstimator) EstimateCallCost(string, string, *cost.AstNode, []cost.AstNode) *cost.CallEstimate {
+	return nil
+}
+
+func scopeList(ss []Scope) string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = string(s)
+	}
+	return strings.Join(out, ", ")
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 300 {
+		s = s[:297] + "..."
+	}
+	return s
+}

@@ -1,0 +1,201 @@
+package contract
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"cel.dev/cel-go/common/types"
+)
+
+// State is the typed state clauses read: schema keys and params.NAME
+// mapped to string, int64, float64, bool, []string or map[string]float64,
+// as the schema declares. Whoever fills it owns the facts; a clause only
+// reads.
+type State map[string]any
+
+// Verdict is one clause's outcome for one capability.
+type Verdict struct {
+	Capability string `json:"capability"`
+	Phase      Phase  `json:"phase"`
+	Clause     string `json:"clause"`
+	Holds      bool   `json:"holds"`
+	// Message is the clause's message, given when it does not hold.
+	Message string `json:"message,omitempty"`
+	// Error says why the clause could not be evaluated (a missing fact,
+	// the cost limit); such a clause does not hold.
+	Error string `json:"error,omitempty"`
+	// Values are the keys the clause reads and their values, formatted;
+	// only when it does not hold (Compiled.Readings gives them anyway).
+	Values []Reading `json:"values"`
+}
+
+// Reading is one state value a clause read.
+type Reading struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// Describe words a failing verdict for a rejection: capability, clause,
+// message and the values read.
+func (v Verdict) Describe(code string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s %s.%s: %s", code, v.Phase, v.Capability, v.Clause, v.Message)
+	if v.Error != "" {
+		fmt.Fprintf(&b, " (not evaluable: %s)", v.Error)
+	}
+	if len(v.Values) > 0 {
+		b.WriteString(" [")
+		for i, r := range v.Values {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(r.Key + "=" + r.Value)
+		}
+		b.WriteString("]")
+	}
+	return b.String()
+}
+
+// Eval evaluates the clause on st.
+func (c *Compiled) Eval(capability string, st State) Verdict {
+	v := Verdict{Capability: capability, Phase: c.Phase, Clause: c.Clause.Name, Values: []Reading{}}
+	out, _, err := c.prog.Eval(map[string]any(st))
+	switch {
+	case err != nil:
+		v.Error = oneLine(err.Error())
+	case out.Type() != types.BoolType:
+		v.Error = fmt.Sprintf("evaluated to a %s, not a bool", out.Type())
+	default:
+		v.Holds = out.Value().(bool)
+	}
+	if !v.Holds {
+		// Formatting the values read costs more than most clauses: only a
+		// failure reports them.
+		v.Message = c.Clause.Message
+		v.Values = c.Readings(st)
+	}
+	return v
+}
+
+// Readings returns the values the clause reads in st, formatted.
+func (c *Compiled) Readings(st State) []Reading { return readings(c.Reads, st) }
+
+// Eval evaluates the clauses of one phase that keep accepts (all when keep
+// is nil), in declaration order.
+func (p *Program) Eval(capability string, ph Phase, st State, keep func(*Compiled) bool) []Verdict {
+	var out []Verdict
+	for _, c := range p.Clauses(ph) {
+		if keep == nil || keep(c) {
+			out = append(out, c.Eval(capability, st))
+		}
+	}
+	return out
+}
+
+// Failed returns the verdicts that do not hold.
+func Failed(vs []Verdict) []Verdict {
+	var out []Verdict
+	for _, v := range vs {
+		if !v.Holds {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+func readings(keys []string, st State) []Reading {
+	out := make([]Reading, len(keys))
+	for i, k := range keys {
+		v, ok := st[k]
+		if !ok {
+			out[i] = Reading{k, "(absent)"}
+			continue
+		}
+		out[i] = Reading{k, Format(v)}
+	}
+	return out
+}
+
+// Format renders a state value deterministically (NaN and ±Inf included,
+// which JSON numbers cannot hold); long lists and maps are cut.
+func Format(v any) string {
+	const most = 8
+	switch x := v.(type) {
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case string:
+		return strconv.Quote(x)
+	case bool:
+		return strconv.FormatBool(x)
+	case []string:
+		var parts []string
+		for i, s := range x {
+			if i == most {
+				parts = append(parts, fmt.Sprintf("… %d more", len(x)-most))
+				break
+			}
+			parts = append(parts, strconv.Quote(s))
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case map[string]float64:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var parts []string
+		for i, k := range keys {
+			if i == most {
+				parts = append(parts, fmt.Sprintf("… %d more", len(keys)-most))
+				break
+			}
+			parts = append(parts, strconv.Quote(k)+": "+strconv.FormatFloat(x[k], 'g', -1, 64))
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	}
+	return fmt.Sprintf("%v", v)
+}
+
+// Cache holds compiled contracts by capability identity and kind, so a
+// contract compiles once however many requests and registry versions use
+// it (an identity covers the contract and the parameter schema it is
+// typed against). It is bounded: when full, it starts over.
+type Cache struct {
+	mu  sync.Mutex
+	m   map[string]*Program
+	max int
+}
+
+// NewCache returns a cache of at most max programs.
+func NewCache(max int) *Cache { return &Cache{m: map[string]*Program{}, max: max} }
+
+// Program returns the compiled contract of the capability with the given
+// identity, compiling it on first use.
+func (c *Cache) Program(identity, kind string, params []Param, con *Contract) (*Program, error) {
+	if con.Empty() {
+		return &Program{}, nil
+	}
+	key := identity + "|" + kind
+	c.mu.Lock()
+	p, ok := c.m[key]
+	c.mu.Unlock()
+	if ok {
+		return p, nil
+	}
+	p, err := Compile(con, kind, params)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if len(c.m) >= c.max {
+		clear(c.m)
+	}
+	c.m[key] = p
+	c.mu.Unlock()
+	return p, nil
+}

@@ -1,0 +1,140 @@
+package execution
+
+import (
+	"context"
+	"math"
+	"slices"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/groundgate/groundgate/contract"
+	"github.com/groundgate/groundgate/execution/kernel"
+	"github.com/groundgate/groundgate/hashing"
+)
+
+// The data facts of a small crafted file, every key checked.
+func TestDataFacts(t *testing.T) {
+	raw := []byte("date,A,B,C,D\n" +
+		"2020-01-01,1,5,NA,2\n" +
+		"2020-01-02,2,5,NA,-1\n" +
+		"2020-01-03,3,5,NA,NA\n" +
+		"2021-06-30,4,NA,NA,3\n")
+	f, err := parseSource(source{path: "x.csv", raw: raw}, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := hashing.SumBLAKE3(raw)
+	st := dataFacts(f, d)
+	want := map[string]string{
+		"data.rows":             "4",
+		"data.assets":           "4",
+		"data.columns":          `["A", "B", "C", "D"]`,
+		"data.first_date":       `"2020-01-01"`,
+		"data.last_date":        `"2021-06-30"`,
+		"data.span_days":        "546",
+		"data.max_gap_days":     "544",
+		"data.na_share":         `{"A": 0, "B": 0.25, "C": 1, "D": 0.25}`,
+		"data.constant_columns": `["B"]`,
+		"data.tradable_columns": `["A", "D"]`,
+		"data.min_price":        "-1",
+		"data.non_positive":     "true",
+		"data.digest":           `"` + d.String() + `"`,
+	}
+	for _, k := range contract.Keys() {
+		if k.Scope != contract.ScopeData {
+			continue
+		}
+		w, ok := want[k.Name]
+		if !ok {
+			t.Errorf("the test does not check %s", k.Name)
+			continue
+		}
+		if got := contract.Format(st[k.Name]); got != w {
+			t.Errorf("%s = %s, want %s", k.Name, got, w)
+		}
+	}
+	if len(st) != len(want) {
+		t.Errorf("%d facts, want %d", len(st), len(want))
+	}
+}
+
+// The result facts of a hand-made result.
+func TestResultFacts(t *testing.T) {
+	nan := math.NaN()
+	res := &kernel.Result{
+		Assets:  []string{"A", "B"},
+		Weights: [][]float64{{nan, 0.5, -1, 1}, {nan, 0.25, 0.25, math.Inf(1)}},
+		PnL:     []float64{nan, nan, 0.01, -0.02},
+	}
+	st := resultFacts(contract.State{"data.rows": int64(4)}, res, -0.5, 0.75)
+	want := map[string]string{
+		"result.rows":           "4",
+		"result.assets":         `["A", "B"]`,
+		"result.pnl_rows":       "2",
+		"result.finite_share":   "0.875", // 7 of the 8 defined values
+		"result.max_abs_weight": "+Inf",
+		"result.gross_exposure": "+Inf",
+		"result.signal_min":     "-0.5",
+		"result.signal_max":     "0.75",
+	}
+	for k, w := range want {
+		if got := contract.Format(st[k]); got != w {
+			t.Errorf("%s = %s, want %s", k, got, w)
+		}
+	}
+	if _, ok := st["result.turnover"].(float64); !ok {
+		t.Error("no turnover")
+	}
+	if st["data.rows"] != int64(4) {
+		t.Error("the result state lost the data facts")
+	}
+}
+
+// Every clause verdict is in the footprint, replay reproduces them, and
+// a morphism whose postcondition failed left no artifact anywhere.
+func TestContractVerdictsReplay(t *testing.T) {
+	r := newRig(t, realData, Options{})
+	fp := r.execute(t, request("MOM_WZS", "SRP", "wti-daily.csv", map[string]any{"window": []any{25, 50}}))
+	for _, m := range fp.Morphisms {
+		var names []string
+		for _, v := range m.Contracts {
+			if !v.Holds {
+				t.Errorf("morphism %d: %s.%s does not hold", m.Index, v.Capability, v.Clause)
+			}
+			names = append(names, string(v.Phase)+" "+v.Capability+"."+v.Clause)
+		}
+		for _, want := range []string{"pre MOM_WZS.history_covers_window", "pre wzs.window_within_data", "post MOM_WZS.finite_outputs", "pre SRP.enough_pnl_days", "post SRP.finite_score"} {
+			if !slices.Contains(names, want) {
+				t.Errorf("morphism %d: no verdict for %s in %v", m.Index, want, names)
+			}
+		}
+	}
+	rep, err := r.x.Replay(context.Background(), fp.Hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Match || !rep.Contracts || len(rep.Morphisms) != 0 {
+		t.Fatalf("replay: match %v, contracts %v, morphisms %v", rep.Match, rep.Contracts, rep.Morphisms)
+	}
+
+	// A footprint whose recorded verdicts the replay does not reproduce
+	// is reported, morphism by morphism.
+	fp.Morphisms[1].Contracts[0].Holds = false
+	canon, err := hashing.Canonical(fp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.store.DB().Update(func(tx *bolt.Tx) error { return tx.Bucket(Bucket).Put(fp.Hash.Key(), canon) }); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err = r.x.Replay(context.Background(), fp.Hash); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Contracts || !slices.Equal(rep.Morphisms, []int{1}) {
+		t.Fatalf("altered verdicts: contracts %v, morphisms %v", rep.Contracts, rep.Morphisms)
+	}
+	fp.Morphisms[1].Contracts[0].Holds = true // leave the file as the executor wrote it
+	canon, _ = hashing.Canonical(fp)
+	r.store.DB().Update(func(tx *bolt.Tx) error { return tx.Bucket(Bucket).Put(fp.Hash.Key(), canon) })
+}

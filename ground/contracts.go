@@ -1,0 +1,140 @@
+package ground
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/groundgate/groundgate/contract"
+	"github.com/groundgate/groundgate/registry"
+)
+
+// contractCheck decides the family's and the metric's preconditions that
+// read the request alone (SPEC §9): a clause that fails for some point of
+// the parameter grid is an F9 failure, reported with the first such point,
+// beside the request's other failures. Clauses over data and results are
+// the executor's, per morphism.
+type contractCheck struct{ cache *contract.Cache }
+
+func (contractCheck) Name() string { return "contracts" }
+
+func (c contractCheck) Check(_ context.Context, a *Admission) ([]Failure, error) {
+	if !a.decoded {
+		return nil, nil // the request itself is F1; its facts are not trustworthy
+	}
+	var fails []Failure
+	for _, want := range []struct {
+		name string
+		kind registry.Kind
+	}{{a.request.Family, registry.KindFamily}, {a.request.Metric, registry.KindMetric}} {
+		capb, ok := a.snap.Get(want.name)
+		if !ok || capb.Kind != want.kind || capb.Sem.Contract.Empty() {
+			continue // not a name this check can speak for: other checks report it
+		}
+		prog, err := c.cache.Program(capb.Identity.String(), string(capb.Kind), capb.ContractParams(), capb.Sem.Contract)
+		if err != nil {
+			// Every stored contract compiled when it was written.
+			return nil, fmt.Errorf("%s's contract: %w", capb.Name, err)
+		}
+		for _, cl := range prog.Pre {
+			if !cl.RequestOnly {
+				continue
+			}
+			if f, failed := c.decide(a.request, capb, cl); failed {
+				fails = append(fails, f)
+			}
+		}
+	}
+	return fails, nil
+}
+
+// decide evaluates one request-only clause over every combination of the
+// values of the parameters it reads (their request values, or defaults),
+// and reports the first combination for which it does not hold.
+func (contractCheck) decide(req Request, capb registry.Capability, cl *contract.Compiled) (Failure, bool) {
+	base := contract.State{"request.family": req.Family, "request.metric": req.Metric, "request.data": req.Data}
+	type axis struct {
+		key    string
+		values []any
+	}
+	var axes []axis
+	for _, p := range capb.Alg.Params {
+		key := contract.ParamKey(p.Name)
+		if !reads(cl, key) {
+			continue
+		}
+		var vals []any
+		if given, ok := req.Params[p.Name]; ok {
+			for _, v := range given.Values {
+				if x, ok := typed(p.Type, v.IsString(), v.Float(), v.Text()); ok {
+					vals = append(vals, x)
+				}
+			}
+		} else if p.Default != nil {
+			num, _ := p.Default.(float64)
+			str, isStr := p.Default.(string)
+			if x, ok := typed(p.Type, isStr, num, str); ok {
+				vals = append(vals, x)
+			}
+		}
+		if len(vals) == 0 {
+			return Failure{}, false // ill-typed or missing: the params check reports it
+		}
+		axes = append(axes, axis{key, vals})
+	}
+	// Odometer over the axes; the grid is bounded by MaxGridPoints.
+	idx := make([]int, len(axes))
+	for {
+		st := make(contract.State, len(base)+len(axes))
+		for k, v := range base {
+			st[k] = v
+		}
+		for i, ax := range axes {
+			st[ax.key] = ax.values[idx[i]]
+		}
+		if v := cl.Eval(capb.Name, st); !v.Holds {
+			field := "request"
+			if len(axes) > 0 {
+				field = axes[0].key
+			}
+			var point []string
+			for i, ax := range axes {
+				point = append(point, ax.key+"="+contract.Format(ax.values[idx[i]]))
+			}
+			return Failure{Field: field, Code: F9, Codes: []Code{F9}, Value: clip(strings.Join(point, " ")), Detail: v.Describe(string(F9))}, true
+		}
+		i := len(axes) - 1
+		for ; i >= 0; i-- {
+			if idx[i]++; idx[i] < len(axes[i].values) {
+				break
+			}
+			idx[i] = 0
+		}
+		if i < 0 {
+			return Failure{}, false
+		}
+	}
+}
+
+func reads(cl *contract.Compiled, key string) bool {
+	for _, r := range cl.Reads {
+		if r == key {
+			return true
+		}
+	}
+	return false
+}
+
+// typed converts a parameter value to the CEL type its schema declares.
+func typed(t registry.ParamType, isString bool, num float64, str string) (any, bool) {
+	if t.Mismatch(isString, num) != "" {
+		return nil, false
+	}
+	switch t {
+	case registry.ParamInt:
+		return int64(num), true
+	case registry.ParamFloat:
+		return num, true
+	}
+	return str, true
+}
