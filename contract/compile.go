@@ -9,7 +9,9 @@ import (
 	"sync"
 
 	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/ast"
 	"cel.dev/cel-go/common/cost"
+	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/ext"
 )
 
@@ -99,7 +101,7 @@ func compileClause(kind string, ph Phase, params []Param, cl Clause) (*Compiled,
 	if err != nil {
 		return nil, fmt.Errorf("CEL environment: %w", err)
 	}
-	decls, err := declarations(scopes, params)
+	decls, err := declarations(kind, scopes, params)
 	if err != nil {
 		return nil, err
 	}
@@ -117,6 +119,9 @@ func compileClause(kind string, ph Phase, params []Param, cl Clause) (*Compiled,
 	}
 	if !checked.OutputType().IsExactType(cel.BoolType) {
 		return nil, fmt.Errorf("is a %s, not a bool: a clause must say true or false", checked.OutputType())
+	}
+	if err := mapLoops(checked); err != nil {
+		return nil, err
 	}
 	est, err := env.EstimateCost(checked, sizeEstimator{})
 	if err != nil {
@@ -137,6 +142,21 @@ func compileClause(kind string, ph Phase, params []Param, cl Clause) (*Compiled,
 		}
 	}
 	return &Compiled{Clause: cl, Phase: ph, Reads: reads, RequestOnly: only, prog: prog}, nil
+}
+
+// mapLoops refuses a comprehension over a map: Go hands CEL a map's keys
+// in random order, so exists, all, map or filter over one could decide
+// differently (or stop at the cost limit at another key) from one run to
+// the next, and a verdict must be a function of the state alone.
+func mapLoops(a *cel.Ast) error {
+	nat := a.NativeRep()
+	for _, e := range ast.MatchDescendants(ast.NavigateAST(nat), ast.KindMatcher(ast.ComprehensionKind)) {
+		r := e.AsComprehension().IterRange()
+		if t := nat.GetType(r.ID()); t != nil && t.Kind() == types.MapKind {
+			return errors.New("iterates over a map, whose order is not fixed: iterate over a list instead (e.g. data.columns.all(c, data.na_share[c] < 0.5))")
+		}
+	}
+	return nil
 }
 
 // referenced lists the declared variables an expression names.

@@ -69,7 +69,10 @@ func TestCheckRefusesBadContracts(t *testing.T) {
 		{"non-boolean string", "family", momParams, pre(cl("named", "request.family")), "pre[0].expr", "named", "not a bool"},
 		{"non-boolean list", "metric", nil, post(cl("listed", "result.assets")), "post[0].expr", "listed", "not a bool"},
 		{"cost-limit breaker", "family", momParams, pre(cl("quadratic", "data.columns.all(a, data.columns.all(b, data.columns.all(c, a != b || b != c)))")), "pre[0].expr", "quadratic", "worst-case cost"},
-		{"nested comprehension over the map", "family", momParams, pre(cl("pairs", "data.na_share.all(a, data.columns.exists(b, b == a))")), "pre[0].expr", "pairs", "exceeds the limit 100000"},
+		{"nested comprehension over the map", "family", momParams, pre(cl("pairs", "data.na_share.all(a, data.columns.exists(b, b == a))")), "pre[0].expr", "pairs", "iterates over a map"},
+		{"a loop over a map: its order is not fixed", "family", momParams, pre(cl("first", "data.na_share.map(k, k)[0] == 'c00'")), "pre[0].expr", "first", "iterates over a map"},
+		{"exists over a map", "family", momParams, pre(cl("any", "data.na_share.exists(k, data.na_share[k] > 0.5)")), "pre[0].expr", "any", "iterates over a map"},
+		{"a metric has no parameters of its own", "metric", []contract.Param{{Name: "min_days", Type: "int"}}, pre(cl("days", "result.pnl_rows >= params.min_days")), "pre[0].expr", "days", "undeclared reference"},
 		// Strings are priced at 256 bytes and lists at 4096 elements: a
 		// comparison with a parameter per column is over the limit, the
 		// equivalent membership test is not (TestCheckAcceptsGoodContracts).

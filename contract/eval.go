@@ -27,6 +27,9 @@ type Verdict struct {
 	// Error says why the clause could not be evaluated (a missing fact,
 	// the cost limit); such a clause does not hold.
 	Error string `json:"error,omitempty"`
+	// Cost is the evaluation's actual CEL cost, for callers that bound the
+	// total a request may spend.
+	Cost uint64 `json:"-"`
 	// Values are the keys the clause reads and their values, formatted;
 	// only when it does not hold (Compiled.Readings gives them anyway).
 	Values []Reading `json:"values"`
@@ -62,7 +65,12 @@ func (v Verdict) Describe(code string) string {
 // Eval evaluates the clause on st.
 func (c *Compiled) Eval(capability string, st State) Verdict {
 	v := Verdict{Capability: capability, Phase: c.Phase, Clause: c.Clause.Name, Values: []Reading{}}
-	out, _, err := c.prog.Eval(map[string]any(st))
+	out, det, err := c.prog.Eval(map[string]any(st))
+	if det != nil {
+		if cost := det.ActualCost(); cost != nil {
+			v.Cost = *cost
+		}
+	}
 	switch {
 	case err != nil:
 		v.Error = oneLine(err.Error())

@@ -122,7 +122,13 @@ func celType(t string) (*cel.Type, error) {
 // declarations lists the variables a clause may name: the schema keys of
 // its scopes, then the capability's parameters. Parameters are request
 // facts, bound per morphism.
-func declarations(scopes []Scope, params []Param) ([]cel.EnvOption, error) {
+func declarations(kind string, scopes []Scope, params []Param) ([]cel.EnvOption, error) {
+	if kind == "metric" {
+		// A metric's clauses read the family's verified result; the
+		// request's parameters are the family's, so a metric has none of
+		// its own to read in this schema.
+		params = nil
+	}
 	var out []cel.EnvOption
 	for _, k := range Keys() {
 		if !slices.Contains(scopes, k.Scope) {

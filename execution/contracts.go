@@ -105,7 +105,7 @@ func withParams(base contract.State, decl []contract.Param, params map[string]Va
 		switch {
 		case v.IsString() && (p.Type == "string" || p.Type == "column"):
 			st[contract.ParamKey(p.Name)] = v.Text()
-		case !v.IsString() && p.Type == "int" && v.Float() == math.Trunc(v.Float()):
+		case !v.IsString() && p.Type == "int" && registry.ParamInt.Mismatch(false, v.Float()) == "":
 			st[contract.ParamKey(p.Name)] = int64(v.Float())
 		case !v.IsString() && p.Type == "float":
 			st[contract.ParamKey(p.Name)] = v.Float()

@@ -2,9 +2,15 @@ package execution
 
 import (
 	"context"
+	"fmt"
 	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -137,4 +143,41 @@ func TestContractVerdictsReplay(t *testing.T) {
 	fp.Morphisms[1].Contracts[0].Holds = true // leave the file as the executor wrote it
 	canon, _ = hashing.Canonical(fp)
 	r.store.DB().Update(func(tx *bolt.Tx) error { return tx.Bucket(Bucket).Put(fp.Hash.Key(), canon) })
+}
+
+// Every weight at the leverage cap on 20 assets: the gross exposure, a
+// float sum of 20 × 0.1, is 2.0000000000000004, and gross_within_cap must
+// not call that a violation (it once did: a false F10).
+func TestGrossExposureRounding(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("date")
+	for j := range 20 {
+		fmt.Fprintf(&b, ",A%02d", j)
+	}
+	b.WriteString("\n")
+	rng := rand.New(rand.NewPCG(1, 2))
+	px := make([]float64, 20)
+	for j := range px {
+		px[j] = 100
+	}
+	day := time.Date(2000, 1, 3, 0, 0, 0, 0, time.UTC)
+	for range 300 {
+		b.WriteString(day.Format(time.DateOnly))
+		for j := range px {
+			px[j] *= math.Exp(0.02 * rng.NormFloat64())
+			fmt.Fprintf(&b, ",%.6f", px[j])
+		}
+		b.WriteString("\n")
+		day = day.AddDate(0, 0, 1)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "panel.csv"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := newRig(t, dir, Options{})
+	fp := r.execute(t, request("VOL_TGT", "SRP", "panel.csv", map[string]any{"leverage": 0.1, "target_vol": 5, "risk_window": 20}))
+	m := fp.Morphisms[0]
+	if !m.Admissible {
+		t.Fatalf("rejected %v: %+v", m.Rejected, m.Reasons)
+	}
 }

@@ -140,10 +140,10 @@ type weightsDerivation struct {
 // volsize, from the node values of the run; ok is false for any other
 // plan shape.
 func derivationOf(cp *compiled, vals []rval, days []int32) (weightsDerivation, bool) {
-	out := cp.plan.Nodes[cp.plan.Output]
-	if out.Op != "volsize" || len(out.Args) != 6 || !out.Args[1].isNode() || !out.Args[2].isNode() {
+	if !recipeShaped(cp) {
 		return weightsDerivation{}, false
 	}
+	out := cp.plan.Nodes[cp.plan.Output]
 	panelTable := func(a Arg) (*series.Table, string, bool) {
 		v := vals[*a.Node].p
 		if v == nil {
@@ -175,6 +175,13 @@ func derivationOf(cp *compiled, vals []rval, days []int32) (weightsDerivation, b
 	}
 	d.recipe.Lag = int(lag)
 	return d, true
+}
+
+// recipeShaped reports whether a plan's weights can be stored as a recipe
+// at all: its output is volsize over returns and volatility nodes.
+func recipeShaped(cp *compiled) bool {
+	out := cp.plan.Nodes[cp.plan.Output]
+	return out.Op == "volsize" && len(out.Args) == 6 && out.Args[1].isNode() && out.Args[2].isNode()
 }
 
 // storeDerived stores the weights whose canonical encoding is content as

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/groundgate/groundgate/contract"
 	"github.com/groundgate/groundgate/ground"
@@ -27,6 +28,10 @@ const (
 	// the morphism produces. A dry run never runs one: a bare request
 	// never executes (SPEC §6), and a run without grounding would be one.
 	StatusNeedsRun = "needs a run"
+	// StatusNotChecked: the clause reads a parameter the morphism does not
+	// bind (a required one missing, or an operation argument computed from
+	// a series); an execution skips it too.
+	StatusNotChecked = "not checked"
 )
 
 // ContractReport is the answer of a contract dry run: every clause of the
@@ -114,6 +119,14 @@ type ClauseCheck struct {
 // ErrBadData for a data file that does not parse; ErrBusy; context
 // errors.
 func (x *Executor) CheckContracts(ctx context.Context, req ground.Request, withData bool) (*ContractReport, error) {
+	// A dry run compiles a plan and evaluates every clause for every grid
+	// point, and may read the data: an execution's worth of work, so it
+	// takes an execution slot (ErrBusy when none frees up in time).
+	release, err := x.admit(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("contracts: %w", err)
+	}
+	defer release()
 	snap := x.reg.Current()
 	famCap, err := dryResolve(snap, req.Family, registry.KindFamily)
 	if err != nil {
@@ -249,16 +262,11 @@ func gridSize(axes []gridParam) int {
 	return n
 }
 
-// readFacts reads and parses the source inside an execution slot and
-// returns its data facts. A source that cannot be read is not an error
+// readFacts reads and parses the source (inside CheckContracts' execution
+// slot) and returns its data facts. A source that cannot be read is not an error
 // (its clauses need data, as an execution's morphisms fail the "data"
 // predicate); one that does not parse is ErrBadData.
 func (x *Executor) readFacts(ctx context.Context, path string) (contract.State, *DataCheck, error) {
-	release, err := x.admit(ctx)
-	if err != nil {
-		return nil, nil, fmt.Errorf("contracts: %w", err)
-	}
-	defer release()
 	dc := &DataCheck{Path: path, Columns: []string{}}
 	src, err := readSource(x.data, path, x.opt.MaxDataBytes)
 	if err != nil {
@@ -296,6 +304,12 @@ func dryVerdict(capb registry.Capability, cl *contract.Compiled, st contract.Sta
 		Reads: append([]string{}, cl.Reads...), Values: []contract.Reading{}}
 	needsRun, needsData := false, false
 	for _, r := range cl.Reads {
+		if _, ok := st[r]; !ok && strings.HasPrefix(r, "params.") {
+			// As an execution does (bound): an unbound parameter is a
+			// rejection of its own, and the clause is not checked.
+			v.Status = StatusNotChecked
+			return v
+		}
 		sc, ok := scopes[r]
 		if !ok {
 			sc = contract.ScopeRequest // params.NAME

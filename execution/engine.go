@@ -93,9 +93,11 @@ type Budget struct {
 }
 
 // check refuses a grid over the budget, naming the budget, the estimate
-// and what to change. staged says the morphisms' P&L artifacts are held
-// too, until the metric's postconditions have passed on the score.
-func (b Budget) check(morphisms, rows, cols int, turnover, staged bool) error {
+// and what to change. staged says the morphisms' artifacts are held too,
+// until the metric's postconditions have passed on the score: the P&L of
+// each, and the whole weights table of the packed ones (weights no recipe
+// derives).
+func (b Budget) check(morphisms, rows, cols int, turnover, staged bool, packed int) error {
 	cells := int64(morphisms) * int64(rows) * int64(cols)
 	if b.MaxCells > 0 && cells > b.MaxCells {
 		return fmt.Errorf("%w: %d admissible morphisms × %d rows × %d columns = %d cells, the budget is %d cells: narrow the parameter grid or the data",
@@ -109,6 +111,9 @@ func (b Budget) check(morphisms, rows, cols int, turnover, staged bool) error {
 		series++
 	}
 	held := int64(morphisms) * int64(rows) * 8 * series
+	if staged {
+		held += int64(packed) * int64(rows) * int64(cols) * 8
+	}
 	if b.MaxHeldBytes > 0 && held > b.MaxHeldBytes {
 		return fmt.Errorf("%w: %d admissible morphisms × %d rows hold %d bytes of series until scoring, the budget is %d bytes: narrow the parameter grid or the data",
 			ErrOverBudget, morphisms, rows, held, b.MaxHeldBytes)
@@ -316,7 +321,13 @@ func compute(ctx context.Context, in input, ro runOptions) (*outcome, error) {
 	ro.contracts = cs
 	ro.stage = len(cs.metric.Post) > 0
 	if f != nil {
-		if err := in.budget.check(len(jobs), f.Len(), f.Width(), ro.turnover, ro.stage); err != nil {
+		packed := 0
+		for _, j := range jobs {
+			if !recipeShaped(j.plan) {
+				packed++
+			}
+		}
+		if err := in.budget.check(len(jobs), f.Len(), f.Width(), ro.turnover, ro.stage, packed); err != nil {
 			return nil, err
 		}
 		if ro.sink != nil {

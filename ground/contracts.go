@@ -16,6 +16,12 @@ import (
 // the executor's, per morphism.
 type contractCheck struct{ cache *contract.Cache }
 
+// MaxContractCost bounds the CEL cost Γ spends on one request's contracts
+// (a grid of 4096 points times 64 clauses could otherwise cost seconds):
+// past it, the clause being decided is F9, not decidable within the
+// budget, and the agent narrows the grid.
+const MaxContractCost = 2_000_000
+
 func (contractCheck) Name() string { return "contracts" }
 
 func (c contractCheck) Check(_ context.Context, a *Admission) ([]Failure, error) {
@@ -23,6 +29,7 @@ func (c contractCheck) Check(_ context.Context, a *Admission) ([]Failure, error)
 		return nil, nil // the request itself is F1; its facts are not trustworthy
 	}
 	var fails []Failure
+	budget := uint64(MaxContractCost)
 	for _, want := range []struct {
 		name string
 		kind registry.Kind
@@ -33,14 +40,18 @@ func (c contractCheck) Check(_ context.Context, a *Admission) ([]Failure, error)
 		}
 		prog, err := c.cache.Program(capb.Identity.String(), string(capb.Kind), capb.ContractParams(), capb.Sem.Contract)
 		if err != nil {
-			// Every stored contract compiled when it was written.
-			return nil, fmt.Errorf("%s's contract: %w", capb.Name, err)
+			// Every stored contract compiled when it was written; one that
+			// no longer does (another CEL release) cannot be checked, and
+			// what cannot be checked is not admitted.
+			fails = append(fails, Failure{Field: "request", Code: F9, Codes: []Code{F9}, Value: capb.Name,
+				Detail: fmt.Sprintf("F9 %s's contract does not compile on this server (%v): it cannot be checked; ask the registry's administrator", capb.Name, err)})
+			continue
 		}
 		for _, cl := range prog.Pre {
 			if !cl.RequestOnly {
 				continue
 			}
-			if f, failed := c.decide(a.request, capb, cl); failed {
+			if f, failed := c.decide(a.request, capb, cl, &budget); failed {
 				fails = append(fails, f)
 			}
 		}
@@ -51,7 +62,7 @@ func (c contractCheck) Check(_ context.Context, a *Admission) ([]Failure, error)
 // decide evaluates one request-only clause over every combination of the
 // values of the parameters it reads (their request values, or defaults),
 // and reports the first combination for which it does not hold.
-func (contractCheck) decide(req Request, capb registry.Capability, cl *contract.Compiled) (Failure, bool) {
+func (contractCheck) decide(req Request, capb registry.Capability, cl *contract.Compiled, budget *uint64) (Failure, bool) {
 	base := contract.State{"request.family": req.Family, "request.metric": req.Metric, "request.data": req.Data}
 	type axis struct {
 		key    string
@@ -92,7 +103,13 @@ func (contractCheck) decide(req Request, capb registry.Capability, cl *contract.
 		for i, ax := range axes {
 			st[ax.key] = ax.values[idx[i]]
 		}
-		if v := cl.Eval(capb.Name, st); !v.Holds {
+		v := cl.Eval(capb.Name, st)
+		if v.Cost >= *budget {
+			return Failure{Field: "request", Code: F9, Codes: []Code{F9}, Value: capb.Name + "." + cl.Clause.Name,
+				Detail: fmt.Sprintf("F9 pre %s.%s: deciding the contract over this grid exceeds the gate's budget of %d: narrow the parameter grid", capb.Name, cl.Clause.Name, MaxContractCost)}, true
+		}
+		*budget -= v.Cost
+		if !v.Holds {
 			field := "request"
 			if len(axes) > 0 {
 				field = axes[0].key

@@ -2,8 +2,10 @@ package ground
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/groundgate/groundgate/contract"
 	"github.com/groundgate/groundgate/hashing"
@@ -109,4 +111,43 @@ func TestContractCheckRecordedAndOptional(t *testing.T) {
 	if out.Record.Decision.Admitted || out.Record.Decision.Failures[0].Code != F9 {
 		t.Fatalf("admitted: %+v", out.Record.Decision)
 	}
+}
+
+// A request whose contracts would cost more than MaxContractCost to decide
+// over its grid is refused F9 for that reason, in bounded time.
+func TestContractCheckBudget(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	base, _ := r.store.Current().Get("MOM_WZS")
+	e := base.Entry.Clone()
+	e.Name, e.Sem.Idempotent = "MOM_COSTLY", true
+	e.Disc = registry.Discovery{Description: "Momentum with a costly request-only clause, for a test."}
+	var lits []string
+	for i := range 300 {
+		lits = append(lits, strconv.Itoa(i))
+	}
+	e.Sem.Contract = &contract.Contract{Pre: []contract.Clause{{Name: "costly",
+		Expr: "[" + strings.Join(lits, ",") + "].all(x, x < params.window + 1000 && params.leverage >= 0.0)", Message: "m"}}}
+	if _, err := r.store.Put(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	res := r.discover(t, "MOM_COSTLY", "sharpe")
+	grid := func(n int, from float64) string {
+		var vs []string
+		for i := range n {
+			vs = append(vs, strconv.FormatFloat(from+float64(i), 'g', -1, 64))
+		}
+		return "[" + strings.Join(vs, ",") + "]"
+	}
+	small := r.ground(t, []byte(`{"family":"MOM_COSTLY","metric":"SRP","params":{"window":`+grid(4, 2)+`,"leverage":`+grid(4, 1)+`},"data":"oil/wti.csv"}`), res.ID)
+	if !small.Record.Decision.Admitted {
+		t.Fatalf("a small grid: %+v", small.Record.Decision.Failures)
+	}
+	start := time.Now()
+	big := r.ground(t, []byte(`{"family":"MOM_COSTLY","metric":"SRP","params":{"window":`+grid(64, 2)+`,"leverage":`+grid(64, 1)+`},"data":"oil/wti.csv"}`), res.ID)
+	fs := big.Record.Decision.Failures
+	if big.Record.Decision.Admitted || len(fs) != 1 || fs[0].Code != F9 || !strings.Contains(fs[0].Detail, "exceeds the gate's budget") {
+		t.Fatalf("a 4096-point grid: %+v", fs)
+	}
+	t.Logf("refused in %v", time.Since(start))
 }

@@ -27,7 +27,7 @@ var (
 
 	// ErrColumnName is returned for a data column whose header name is
 	// empty.
-	ErrColumnName = errors.New("empty column name")
+	ErrColumnName = errors.New("empty or overlong column name")
 
 	// ErrDuplicateColumn is returned when two data columns have the same
 	// name.

@@ -455,3 +455,15 @@ func BenchmarkLoadVIX(b *testing.B) {
 		}
 	}
 }
+
+// A column name longer than MaxColumnName is refused, naming the column.
+func TestOverlongColumnName(t *testing.T) {
+	long := strings.Repeat("x", MaxColumnName+1)
+	_, err := Load(strings.NewReader("date,A,"+long+"\n2020-01-01,1,2\n"), "f.csv")
+	if !errors.Is(err, ErrColumnName) || !strings.Contains(err.Error(), "at most 256") {
+		t.Fatalf("err %v", err)
+	}
+	if _, err := Load(strings.NewReader("date,A,"+long[1:]+"\n2020-01-01,1,2\n"), "f.csv"); err != nil {
+		t.Fatalf("a name of exactly %d bytes: %v", MaxColumnName, err)
+	}
+}

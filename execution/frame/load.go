@@ -19,6 +19,10 @@ const (
 	// MaxColumns is the largest number of data columns (the date column
 	// not counted).
 	MaxColumns = 4096
+	// MaxColumnName bounds a column name in bytes: a request names columns
+	// in strings of at most this length, and contract clauses are priced
+	// assuming it (contract.stringHint).
+	MaxColumnName = 256
 )
 
 // maxDetail caps how much of an offending cell an error message quotes.
@@ -122,6 +126,9 @@ func (l *loader) load() (*Frame, error) {
 	for j, n := range names {
 		if n == "" {
 			return nil, l.errAt(headLine, j+2, ErrColumnName, "")
+		}
+		if len(n) > MaxColumnName {
+			return nil, l.errAt(headLine, j+2, ErrColumnName, fmt.Sprintf("%d bytes, at most %d", len(n), MaxColumnName))
 		}
 		if k, dup := seen[n]; dup {
 			return nil, l.errAt(headLine, j+2, ErrDuplicateColumn, fmt.Sprintf("also column %d", k+2))
