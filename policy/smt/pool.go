@@ -1,0 +1,430 @@
+package smt
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// syncMark is echoed after each batch of commands: everything the solver
+// prints before it belongs to that batch (z3 echoes it bare, cvc5 quoted).
+const syncMark = "gg-smt-sync"
+
+// Pool runs queries on a fixed number of long-lived solver processes. Each
+// process serves one query at a time; processes start on first use and are
+// replaced after a timeout kill, a crash or an unreadable answer.
+type Pool struct {
+	solver Solver
+	size   int
+	slots  chan *slot // idle slots; a slot's proc is nil until started
+	done   chan struct{}
+	once   sync.Once
+}
+
+type slot struct{ proc *proc }
+
+// NewPool makes a pool of size processes (size ≤ 0 means 2) of solver s.
+// No process starts until the first Check. Close it to stop them.
+func NewPool(s Solver, size int) *Pool {
+	if size <= 0 {
+		size = 2
+	}
+	p := &Pool{solver: s, size: size, slots: make(chan *slot, size), done: make(chan struct{})}
+	for range size {
+		p.slots <- &slot{}
+	}
+	return p
+}
+
+// Close stops every process, waiting for queries in flight (each bounded by
+// its timeout). Checks after Close return ErrClosed.
+func (p *Pool) Close() error {
+	p.once.Do(func() {
+		close(p.done)
+		for range p.size {
+			s := <-p.slots
+			if s.proc != nil {
+				s.proc.stop()
+				s.proc = nil
+			}
+		}
+	})
+	return nil
+}
+
+// Check runs q on an idle process: (push 1), the query, (check-sat), then
+// the unsat core or the constants' values, then (pop 1). The query text is
+// checked first (ErrBadQuery) and never reaches a solver if refused. The
+// process is killed if ctx ends or q's timeout passes well beyond the
+// solver-side limit; then the error is ErrTimeout (deadline) or ctx's error.
+func (p *Pool) Check(ctx context.Context, q Query) (Result, error) {
+	pq, err := prepare(q)
+	if err != nil {
+		return Result{}, err
+	}
+	timeout := q.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	var s *slot
+	select {
+	case <-p.done:
+		return Result{}, ErrClosed
+	case <-ctx.Done():
+		return Result{}, ctxErr(ctx)
+	case s = <-p.slots:
+	}
+	defer func() { p.slots <- s }()
+	select {
+	case <-p.done:
+		return Result{}, ErrClosed
+	default:
+	}
+	// The solver stops itself at timeout; the Go-side deadline is the backstop
+	// for a solver that ignores its limit (z3 may take a few hundred ms to
+	// notice), so it allows a grace period before killing.
+	qctx, cancel := context.WithTimeout(ctx, timeout+timeout/2+time.Second)
+	defer cancel()
+	if s.proc == nil {
+		pr, err := startProc(qctx, p.solver)
+		if err != nil {
+			return Result{}, err
+		}
+		s.proc = pr
+	}
+	res, err := s.proc.check(qctx, p.solver, pq, timeout)
+	if s.proc.broken {
+		s.proc.stop()
+		s.proc = nil
+	}
+	return res, err
+}
+
+// ctxErr words a finished context: a deadline is a timeout.
+func ctxErr(ctx context.Context) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("%w: %w", ErrTimeout, ctx.Err())
+	}
+	return fmt.Errorf("smt: %w", ctx.Err())
+}
+
+// proc is one running solver process.
+type proc struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	out    *bufio.Reader
+	stderr *tail
+	broken bool // killed or in an unknown state: must not be reused
+}
+
+func startProc(ctx context.Context, s Solver) (*proc, error) {
+	// Not CommandContext: the process outlives this query's context.
+	cmd := exec.Command(s.Command, s.Args...)
+	// Its own process group, so a kill also reaches anything it spawned;
+	// WaitDelay stops Wait from hanging on a pipe some descendant holds.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = time.Second
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSolver, err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrSolver, err)
+	}
+	// Solvers warn on stderr; drain it into a bounded buffer so a chatty
+	// solver cannot block on a full pipe.
+	st := &tail{}
+	cmd.Stderr = st
+	if err := cmd.Start(); err != nil {
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) {
+			return nil, s.notInstalled(err)
+		}
+		return nil, fmt.Errorf("%w: start %s: %w", ErrSolver, s.Command, err)
+	}
+	pr := &proc{cmd: cmd, stdin: stdin, out: bufio.NewReader(stdout), stderr: st}
+	resps, err := pr.roundtrip(ctx, s.initCommands())
+	if err == nil && len(resps) > 0 {
+		err = pr.garbage("start", resps)
+	}
+	if err != nil {
+		pr.stop()
+		return nil, err
+	}
+	return pr, nil
+}
+
+// kill ends the process group (the solver and anything it started).
+func (pr *proc) kill() {
+	_ = syscall.Kill(-pr.cmd.Process.Pid, syscall.SIGKILL)
+	_ = pr.cmd.Process.Kill()
+}
+
+// stop kills the process and reaps it, so no zombie or pipe outlives it.
+func (pr *proc) stop() {
+	pr.broken = true
+	pr.kill()
+	_ = pr.cmd.Wait()
+}
+
+func (pr *proc) check(ctx context.Context, s Solver, q prepared, timeout time.Duration) (Result, error) {
+	resps, rerr := pr.roundtrip(ctx, s.timeoutOption(timeout)+"(push 1)\n"+q.text+"(check-sat)\n")
+	var status Status
+	var solverErrs []string
+	for _, r := range resps {
+		switch {
+		case r.head() == "error" && len(r.List) == 2:
+			solverErrs = append(solverErrs, r.List[1].Atom)
+		case !r.IsList && (r.Atom == "sat" || r.Atom == "unsat" || r.Atom == "unknown") && status == "":
+			status = Status(r.Atom)
+		case rerr == nil:
+			return Result{}, pr.garbage("check-sat", resps)
+		}
+	}
+	if len(solverErrs) > 0 && !errors.Is(rerr, ErrTimeout) {
+		// The solver's state after an error is its own business (cvc5 exits
+		// on some): start afresh rather than trust it.
+		pr.broken = true
+		return Result{}, fmt.Errorf("%w: solver rejected it: %s", ErrBadQuery, oneLine(strings.Join(solverErrs, "; ")))
+	}
+	if rerr != nil {
+		return Result{}, rerr
+	}
+	if status == "" {
+		return Result{}, pr.garbage("check-sat", resps)
+	}
+	res := Result{Status: status}
+	var follow string
+	switch status {
+	case Unsat:
+		follow = "(get-unsat-core)\n"
+	case Sat:
+		if len(q.values) > 0 {
+			follow = "(get-value (" + strings.Join(q.values, " ") + "))\n"
+		}
+	case Unknown:
+		follow = "(get-info :reason-unknown)\n"
+	}
+	resps, err := pr.roundtrip(ctx, follow+"(pop 1)\n")
+	if err != nil {
+		return Result{}, err
+	}
+	want := 1
+	if follow == "" {
+		want = 0
+	}
+	if len(resps) != want || want == 1 && !resps[0].IsList {
+		return Result{}, pr.garbage(string(status)+" follow-up", resps)
+	}
+	switch {
+	case status == Unsat:
+		res.Core = []string{}
+		for _, n := range resps[0].List {
+			if !isSymbol(n) {
+				return Result{}, pr.garbage("get-unsat-core", resps)
+			}
+			res.Core = append(res.Core, normSymbol(n.Atom))
+		}
+		slices.Sort(res.Core)
+	case status == Sat:
+		res.Model = make(map[string]string, len(q.values))
+		if want == 1 {
+			for _, kv := range resps[0].List {
+				if !kv.IsList || len(kv.List) != 2 || !isSymbol(kv.List[0]) {
+					return Result{}, pr.garbage("get-value", resps)
+				}
+				res.Model[normSymbol(kv.List[0].Atom)] = kv.List[1].String()
+			}
+		}
+	case status == Unknown:
+		r := resps[0]
+		if r.head() != ":reason-unknown" || len(r.List) != 2 {
+			return Result{}, pr.garbage("get-info", resps)
+		}
+		reason := r.List[1].String()
+		// z3 says "canceled" or "timeout", cvc5 timeout or resourceout.
+		for _, w := range []string{"timeout", "canceled", "resourceout"} {
+			if strings.Contains(reason, w) {
+				return res, fmt.Errorf("%w: solver gave up after %s (%s)", ErrTimeout, timeout, reason)
+			}
+		}
+	}
+	return res, nil
+}
+
+// roundtrip sends cmds followed by the sync mark and returns what the
+// solver printed before the mark. If ctx ends the process is killed, which
+// unblocks the pipe I/O. On a read error it still returns what was read:
+// cvc5 prints an (error …) and exits on some bad input.
+func (pr *proc) roundtrip(ctx context.Context, cmds string) ([]Sexp, error) {
+	if pr.broken {
+		return nil, fmt.Errorf("%w: process unusable", ErrSolver)
+	}
+	stop := context.AfterFunc(ctx, pr.kill)
+	defer stop()
+	resps, err := pr.exchange(cmds)
+	if err != nil {
+		pr.broken = true
+		if ctx.Err() != nil {
+			return resps, ctxErr(ctx)
+		}
+	}
+	return resps, err
+}
+
+func (pr *proc) exchange(cmds string) ([]Sexp, error) {
+	if _, err := io.WriteString(pr.stdin, cmds+"(echo \""+syncMark+"\")\n"); err != nil {
+		return nil, fmt.Errorf("%w: write: %w%s", ErrSolver, err, pr.stderrNote())
+	}
+	var resps []Sexp
+	for {
+		raw, err := readSexp(pr.out, MaxAnswerBytes)
+		if err != nil {
+			return resps, fmt.Errorf("%w: read: %w%s", ErrSolver, err, pr.stderrNote())
+		}
+		if raw == syncMark || raw == `"`+syncMark+`"` {
+			return resps, nil
+		}
+		parsed, err := Parse(raw)
+		if err != nil || len(parsed) != 1 {
+			return nil, fmt.Errorf("%w: unreadable answer %q%s", ErrSolver, clip(raw), pr.stderrNote())
+		}
+		resps = append(resps, parsed[0])
+		if len(resps) > 16 {
+			return nil, fmt.Errorf("%w: too many answers", ErrSolver)
+		}
+	}
+}
+
+// garbage marks the process unusable and words an unexpected answer.
+func (pr *proc) garbage(what string, resps []Sexp) error {
+	pr.broken = true
+	parts := make([]string, len(resps))
+	for i, r := range resps {
+		parts[i] = r.String()
+	}
+	return fmt.Errorf("%w: unexpected answer to %s: %q", ErrSolver, what, clip(strings.Join(parts, " ")))
+}
+
+func (pr *proc) stderrNote() string {
+	if s := pr.stderr.String(); s != "" {
+		return " (stderr: " + oneLine(s) + ")"
+	}
+	return ""
+}
+
+// readSexp reads one s-expression's text (an atom or a balanced list) from
+// r, at most limit bytes. Leading whitespace is skipped.
+func readSexp(r *bufio.Reader, limit int) (string, error) {
+	var b []byte
+	depth := 0
+	var quote byte // '"' or '|' while inside one
+	for {
+		c, err := r.ReadByte()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return "", err
+		}
+		if len(b) >= limit {
+			return "", fmt.Errorf("answer longer than %d bytes", limit)
+		}
+		if quote != 0 {
+			b = append(b, c)
+			if c == quote {
+				if quote == '"' {
+					if n, err := r.Peek(1); err == nil && n[0] == '"' {
+						_, _ = r.ReadByte()
+						b = append(b, '"')
+						continue
+					}
+				}
+				quote = 0
+				if depth == 0 {
+					return string(b), nil
+				}
+			}
+			continue
+		}
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			if len(b) == 0 {
+				continue
+			}
+			if depth == 0 {
+				return string(b), nil
+			}
+			b = append(b, c)
+		case '(':
+			if depth == 0 && len(b) > 0 {
+				_ = r.UnreadByte()
+				return string(b), nil
+			}
+			depth++
+			b = append(b, c)
+		case ')':
+			if depth == 0 {
+				if len(b) > 0 {
+					_ = r.UnreadByte()
+					return string(b), nil
+				}
+				return "", errors.New("unbalanced ')'")
+			}
+			depth--
+			b = append(b, c)
+			if depth == 0 {
+				return string(b), nil
+			}
+		case '"', '|':
+			if depth == 0 && len(b) > 0 {
+				_ = r.UnreadByte()
+				return string(b), nil
+			}
+			quote = c
+			b = append(b, c)
+		default:
+			b = append(b, c)
+		}
+	}
+}
+
+func clip(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
+}
+
+func oneLine(s string) string { return clip(strings.Join(strings.Fields(s), " ")) }
+
+// tail keeps the last 4 KiB written to it (a solver's stderr).
+type tail struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if n := len(t.buf) - 4096; n > 0 {
+		t.buf = append(t.buf[:0], t.buf[n:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}
