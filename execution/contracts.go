@@ -102,13 +102,8 @@ func withParams(base contract.State, decl []contract.Param, params map[string]Va
 		if !ok {
 			continue
 		}
-		switch {
-		case v.IsString() && (p.Type == "string" || p.Type == "column"):
-			st[contract.ParamKey(p.Name)] = v.Text()
-		case !v.IsString() && p.Type == "int" && registry.ParamInt.Mismatch(false, v.Float()) == "":
-			st[contract.ParamKey(p.Name)] = int64(v.Float())
-		case !v.IsString() && p.Type == "float":
-			st[contract.ParamKey(p.Name)] = v.Float()
+		if x, ok := registry.ParamType(p.Type).StateValue(v.IsString(), v.Float(), v.Text()); ok {
+			st[contract.ParamKey(p.Name)] = x
 		}
 	}
 	return st

@@ -77,14 +77,14 @@ func (contractCheck) decide(req Request, capb registry.Capability, cl *contract.
 		var vals []any
 		if given, ok := req.Params[p.Name]; ok {
 			for _, v := range given.Values {
-				if x, ok := typed(p.Type, v.IsString(), v.Float(), v.Text()); ok {
+				if x, ok := p.Type.StateValue(v.IsString(), v.Float(), v.Text()); ok {
 					vals = append(vals, x)
 				}
 			}
 		} else if p.Default != nil {
 			num, _ := p.Default.(float64)
 			str, isStr := p.Default.(string)
-			if x, ok := typed(p.Type, isStr, num, str); ok {
+			if x, ok := p.Type.StateValue(isStr, num, str); ok {
 				vals = append(vals, x)
 			}
 		}
@@ -140,18 +140,4 @@ func reads(cl *contract.Compiled, key string) bool {
 		}
 	}
 	return false
-}
-
-// typed converts a parameter value to the CEL type its schema declares.
-func typed(t registry.ParamType, isString bool, num float64, str string) (any, bool) {
-	if t.Mismatch(isString, num) != "" {
-		return nil, false
-	}
-	switch t {
-	case registry.ParamInt:
-		return int64(num), true
-	case registry.ParamFloat:
-		return num, true
-	}
-	return str, true
 }

@@ -207,6 +207,23 @@ func (e Entry) ContractParams() []contract.Param {
 	return out
 }
 
+// StateValue converts a well-typed parameter value to the Go value a
+// contract's state holds for it (int64, float64 or string: the CEL types
+// contract.Param declares), or reports false when it does not fit t. The
+// gate and the executor both bind parameters through it.
+func (t ParamType) StateValue(isString bool, num float64, str string) (any, bool) {
+	if t.Mismatch(isString, num) != "" {
+		return nil, false
+	}
+	switch t {
+	case ParamInt:
+		return int64(num), true
+	case ParamFloat:
+		return num, true
+	}
+	return str, true
+}
+
 // Mismatch says why a parameter value does not fit the type, or "" when
 // it does: int wants an integral number (exact in a float64), float any
 // number, string and column a string. The gate and the executor both ask
