@@ -77,6 +77,7 @@ type input struct {
 	snap      *registry.Snapshot
 	req       ground.Request
 	grounding hashing.Digest
+	policies  *hashing.Digest // the policy set that admitted the grounding
 	src       source
 	risk      RiskPolicy
 	maxBytes  int64
@@ -218,6 +219,7 @@ func compute(ctx context.Context, in input, ro runOptions) (*outcome, error) {
 
 	fp := &Footprint{
 		Grounding:        in.grounding,
+		Policies:         in.policies,
 		Request:          in.req,
 		RegistryVersion:  in.snap.Version(),
 		Registry:         in.snap.Registry(),

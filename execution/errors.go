@@ -54,4 +54,9 @@ var (
 	// ErrBusy is returned by Execute and Replay when the executor already
 	// runs and queues as many executions as it admits; try again later.
 	ErrBusy = errors.New("executor busy")
+
+	// ErrDataChanged is returned by Execute when a policy read the data
+	// source's facts at grounding (SPEC §10) and the source's bytes have
+	// changed since: what was authorised is not what would run.
+	ErrDataChanged = errors.New("data changed since grounding")
 )

@@ -6,20 +6,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/groundgate/groundgate/contract"
 	"io"
 	"io/fs"
 	"log/slog"
 	"math"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/groundgate/groundgate/artifacts"
+	"github.com/groundgate/groundgate/contract"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/policy"
 	"github.com/groundgate/groundgate/registry"
 )
 
@@ -97,6 +99,11 @@ type Executor struct {
 	// contracts compiles each capability's contract once, by identity.
 	contracts *contract.Cache
 	waiting   atomic.Int64 // executions waiting for a slot
+	// facts keeps policy facts by the BLAKE3 of the source bytes, so a
+	// source is parsed once while its bytes stay the same.
+	factsMu    sync.Mutex
+	facts      map[hashing.Digest]map[string]policy.Value
+	factsToken chan struct{} // one source read for policy facts at a time
 }
 
 // New returns an executor that reads data from the data root, keeps blobs
@@ -136,7 +143,7 @@ func New(reg Registry, arts *artifacts.Store, db *bolt.DB, data fs.FS, opt Optio
 			return nil, fmt.Errorf("execution: create bucket: %w", err)
 		}
 	}
-	return &Executor{contracts: contract.NewCache(1024), reg: reg, arts: arts, db: db, data: data, opt: opt, log: opt.Logger,
+	return &Executor{contracts: contract.NewCache(1024), facts: map[hashing.Digest]map[string]policy.Value{}, factsToken: make(chan struct{}, 1), reg: reg, arts: arts, db: db, data: data, opt: opt, log: opt.Logger,
 		slots: make(chan struct{}, opt.MaxConcurrent)}, nil
 }
 
@@ -234,10 +241,15 @@ func (x *Executor) Execute(ctx context.Context, g *ground.Grounded) (*Footprint,
 	if err != nil {
 		return nil, err
 	}
+	// A policy that read the source's facts admitted these bytes only.
+	if want, ok := g.DataDigest(); ok && (src.missing != "" || hashing.SumBLAKE3(src.raw) != want) {
+		return nil, fmt.Errorf("%w: %s is not the source the policies checked when %s was grounded (BLAKE3 %s): ground the request again",
+			ErrDataChanged, req.Data, g.ID(), want)
+	}
 	ro := x.runOptions()
 	ro.sink = newBlobSink(x.arts)
 	out, err := compute(ctx, input{
-		snap: snap, req: req, grounding: g.ID(), src: src,
+		snap: snap, req: req, grounding: g.ID(), policies: policiesOf(g), src: src,
 		risk: x.policy(), maxBytes: x.opt.MaxDataBytes, budget: x.budget(), contracts: x.contracts,
 	}, ro)
 	if err == nil {
@@ -399,4 +411,13 @@ func (x *Executor) Verify(ctx context.Context) (n int, problems []string, err er
 		return n, problems, fmt.Errorf("execution: verify: %d problem(s), first: %s: %w", len(problems), problems[0], ErrCorrupt)
 	}
 	return n, problems, nil
+}
+
+// policiesOf is the policy-set digest a footprint records: the grounding's.
+func policiesOf(g *ground.Grounded) *hashing.Digest {
+	d := g.Policies()
+	if d.IsZero() {
+		return nil
+	}
+	return &d
 }

@@ -43,16 +43,20 @@ type Footprint struct {
 	// Grounding is the id of the grounding record that admitted the
 	// request. It is not hashed: footprints are keyed by the execution
 	// hash, and the first grounding to produce an execution is recorded.
-	Grounding       hashing.Digest `json:"grounding"`
-	Request         ground.Request `json:"request"`
-	RegistryVersion uint64         `json:"registry_version"`
-	Registry        hashing.Digest `json:"registry"`
-	Family          CapRef         `json:"family"`
-	Metric          MetricRef      `json:"metric"`
-	Data            DataInfo       `json:"data"`
-	Risk            RiskPolicy     `json:"risk"`
-	Evaluation      Evaluation     `json:"evaluation"`
-	Morphisms       []Morphism     `json:"morphisms"`
+	Grounding hashing.Digest `json:"grounding"`
+	// Policies is the digest of the policy set (SPEC §10) that admitted
+	// that grounding; like Grounding, it is recorded, not hashed. Always
+	// set since policies exist; absent from older footprints.
+	Policies        *hashing.Digest `json:"policies,omitempty"`
+	Request         ground.Request  `json:"request"`
+	RegistryVersion uint64          `json:"registry_version"`
+	Registry        hashing.Digest  `json:"registry"`
+	Family          CapRef          `json:"family"`
+	Metric          MetricRef       `json:"metric"`
+	Data            DataInfo        `json:"data"`
+	Risk            RiskPolicy      `json:"risk"`
+	Evaluation      Evaluation      `json:"evaluation"`
+	Morphisms       []Morphism      `json:"morphisms"`
 	// Selected is the hash of the selected morphism, null when no
 	// morphism has a score.
 	Selected      *hashing.Digest `json:"selected"`

@@ -70,7 +70,7 @@ func (x *Executor) Replay(ctx context.Context, hash hashing.Digest) (*ReplayRepo
 		return nil, fmt.Errorf("execution %s: artifact encoding %q is not one this release writes: %w", hash, fp.ArtifactEncoding, ErrNotRunnable)
 	}
 	out, err := compute(ctx, input{
-		snap: snap, req: fp.Request, grounding: fp.Grounding, src: src,
+		snap: snap, req: fp.Request, grounding: fp.Grounding, policies: fp.Policies, src: src,
 		risk: fp.Risk, maxBytes: max(x.opt.MaxDataBytes, int64(len(src.raw))), budget: x.budget(), contracts: x.contracts,
 	}, ro)
 	if err != nil {

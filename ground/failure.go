@@ -1,5 +1,7 @@
 package ground
 
+import "github.com/groundgate/groundgate/policy"
+
 // Code is a failure code from the paper's taxonomy (docs/failures.md).
 type Code string
 
@@ -19,6 +21,9 @@ const (
 	// request alone; the executor reports both per morphism.
 	F9  Code = "F9"  // a precondition does not hold
 	F10 Code = "F10" // a postcondition does not hold
+	// Policies (SPEC §10): a solver-checked policy does not entail allow
+	// for some point of the request's grid.
+	F11 Code = "F11"
 )
 
 // Failure is one failing field of a proposal.
@@ -31,6 +36,11 @@ type Failure struct {
 	Codes  []Code `json:"codes"`
 	Value  string `json:"value,omitempty"`
 	Detail string `json:"detail"`
+	// Policy refusals (F11): the policy, the :named assertions of the unsat
+	// core (present, possibly empty, on every F11) and the grid point.
+	Policy  string              `json:"policy,omitempty"`
+	Core    []string            `json:"core,omitzero"`
+	Witness []policy.Assignment `json:"witness,omitempty"`
 }
 
 func fail(field string, code Code, value, detail string) Failure {

@@ -3,21 +3,25 @@ package ground
 import (
 	"context"
 	"fmt"
-	"github.com/groundgate/groundgate/contract"
 	"io"
 	"log/slog"
 	"slices"
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/groundgate/groundgate/contract"
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/policy"
 	"github.com/groundgate/groundgate/registry"
 )
 
 // Registry is what the gate needs from the capability registry.
 type Registry interface {
 	Current() *registry.Snapshot
+	// Version reads a past version (a grounding re-decided against the
+	// policies in force is decided at its own registry version).
+	Version(ctx context.Context, n uint64) (*registry.Snapshot, error)
 }
 
 // Evidence is what the gate needs from discovery: stored records it made,
@@ -57,6 +61,8 @@ type Admission struct {
 	decoded  bool // the request decoded without F1 failures
 	evidence *discover.Result
 	snap     *registry.Snapshot
+	policies *policy.Set
+	data     *hashing.Digest // the source whose facts policies read
 	failures []Failure
 }
 
@@ -71,6 +77,9 @@ func (a *Admission) Evidence() *discover.Result { return a.evidence }
 
 // Registry returns the registry version the decision is made against.
 func (a *Admission) Registry() *registry.Snapshot { return a.snap }
+
+// Policies returns the policy set the decision is made against.
+func (a *Admission) Policies() *policy.Set { return a.policies }
 
 // Failures returns the failures found by earlier checks.
 func (a *Admission) Failures() []Failure { return a.failures }
@@ -96,7 +105,15 @@ type Record struct {
 	Discovery       *hashing.Digest `json:"discovery,omitempty"`
 	RegistryVersion uint64          `json:"registry_version"`
 	Registry        hashing.Digest  `json:"registry"`
-	Decision        Decision        `json:"decision"`
+	// Policies is the digest of the policy set in force (SPEC §10), so an
+	// audit can tell which rules admitted the request.
+	// Always set since policies exist; absent from older records, which
+	// are re-decided against the policies in force before they execute.
+	Policies *hashing.Digest `json:"policies,omitempty"`
+	// DataDigest is the BLAKE3 of the data source whose facts a policy
+	// read; the executor runs only on those bytes.
+	DataDigest *hashing.Digest `json:"data_digest,omitempty"`
+	Decision   Decision        `json:"decision"`
 }
 
 // Outcome is what Ground returns: the decision, and for a proposal well
@@ -109,12 +126,14 @@ type Outcome struct {
 
 // Gate is Γ. It is safe for concurrent use.
 type Gate struct {
-	reg    Registry
-	ev     Evidence
-	db     *bolt.DB
-	log    *slog.Logger
-	checks []Check
-	cache  *evidenceCache
+	reg      Registry
+	ev       Evidence
+	db       *bolt.DB
+	log      *slog.Logger
+	checks   []Check
+	cache    *evidenceCache
+	policies Policies
+	pcheck   *policyCheck
 }
 
 // Option configures a Gate.
@@ -122,6 +141,17 @@ type Option func(*Gate)
 
 // WithChecks appends admission checks after the built-in ones.
 func WithChecks(cs ...Check) Option { return func(g *Gate) { g.checks = append(g.checks, cs...) } }
+
+// WithPolicies adds the solver-checked policies (SPEC §10) to the chain:
+// the set in force comes from ps, requests are decided by checker, and the
+// data facts a policy binds come from facts (nil: such policies refuse).
+func WithPolicies(ps Policies, checker *policy.Checker, facts DataFacts) Option {
+	return func(g *Gate) {
+		g.policies = ps
+		g.pcheck = &policyCheck{checker: checker, facts: facts, reg: g.reg}
+		g.checks = append(g.checks, g.pcheck)
+	}
+}
 
 // WithLogger sets the gate's logger (discarding by default).
 func WithLogger(l *slog.Logger) Option { return func(g *Gate) { g.log = l } }
@@ -152,7 +182,7 @@ func New(reg Registry, ev Evidence, db *bolt.DB, opts ...Option) (*Gate, error) 
 // every other decision is stored and its id returned. Errors are for
 // infrastructure failures only: a refusal is an Outcome, not an error.
 func (g *Gate) Ground(ctx context.Context, p Proposal) (Outcome, error) {
-	a := &Admission{proposal: p, snap: g.reg.Current()}
+	a := &Admission{proposal: p, snap: g.reg.Current(), policies: g.policySet()}
 	dec := Decision{Checks: make([]CheckResult, 0, len(g.checks))}
 	for _, c := range g.checks {
 		if err := ctx.Err(); err != nil {
@@ -172,7 +202,8 @@ func (g *Gate) Ground(ctx context.Context, p Proposal) (Outcome, error) {
 	}
 	dec.Admitted = len(dec.Failures) == 0
 
-	rec := Record{Request: a.request, RegistryVersion: a.snap.Version(), Registry: a.snap.Registry(), Decision: dec}
+	rec := Record{Request: a.request, RegistryVersion: a.snap.Version(), Registry: a.snap.Registry(),
+		Policies: &a.policies.Digest, DataDigest: a.data, Decision: dec}
 	if a.evidence != nil {
 		id := a.evidence.ID
 		rec.Discovery = &id
@@ -263,7 +294,35 @@ func (g *Gate) Load(ctx context.Context, id hashing.Digest) (*Grounded, error) {
 	if !rec.Decision.Admitted || rec.Discovery == nil {
 		return nil, fmt.Errorf("grounding %s: %w", id, ErrNotAdmitted)
 	}
-	return newGrounded(id, rec), nil
+	gr := newGrounded(id, rec)
+	if err := g.authorize(ctx, gr); err != nil {
+		return nil, err
+	}
+	return gr, nil
+}
+
+// authorize re-decides a grounding admitted under another policy set
+// against the set in force now: rules an agent must never break apply to
+// every run from the moment they are in force, not only to requests
+// grounded after. The registry version stays the grounding's.
+func (g *Gate) authorize(ctx context.Context, gr *Grounded) error {
+	set := g.policySet()
+	if g.pcheck == nil || set.Digest == gr.Policies() {
+		return nil
+	}
+	snap, err := g.reg.Version(ctx, gr.RegistryVersion())
+	if err != nil {
+		return fmt.Errorf("ground: grounding %s: %w", gr.ID(), err)
+	}
+	a := &Admission{request: gr.Request(), decoded: true, snap: snap, policies: set}
+	fails, err := g.pcheck.Check(ctx, a)
+	if err != nil {
+		return fmt.Errorf("ground: check policies: %w", err)
+	}
+	if len(fails) > 0 {
+		return &PolicyError{Grounding: gr.ID(), Policies: set.Digest, Failures: fails}
+	}
+	return nil
 }
 
 // Record returns the stored grounding record under id.

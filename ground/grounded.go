@@ -47,3 +47,21 @@ func (g *Grounded) RegistryVersion() uint64 { return g.rec.RegistryVersion }
 
 // Registry is the registry hash the request was admitted at.
 func (g *Grounded) Registry() hashing.Digest { return g.rec.Registry }
+
+// Policies is the digest of the policy set the request was admitted under.
+// Zero for a record older than policies.
+func (g *Grounded) Policies() hashing.Digest {
+	if g.rec.Policies == nil {
+		return hashing.Digest{}
+	}
+	return *g.rec.Policies
+}
+
+// DataDigest is the BLAKE3 of the data source whose facts a policy read at
+// admission, if one did: the request may run on those bytes only.
+func (g *Grounded) DataDigest() (hashing.Digest, bool) {
+	if g.rec.DataDigest == nil {
+		return hashing.Digest{}, false
+	}
+	return *g.rec.DataDigest, true
+}

@@ -307,3 +307,7 @@ func joinQuoted[T ~string](xs []T) string {
 	}
 	return strings.Join(q, ", ")
 }
+
+// ValidName reports whether s is spelt like a capability name: a letter,
+// then letters, digits and _ . + -.
+func ValidName(s string) bool { return nameRE.MatchString(s) }

@@ -15,6 +15,7 @@ import (
 	"github.com/groundgate/groundgate/execution"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/policy"
 	"github.com/groundgate/groundgate/registry"
 )
 
@@ -62,6 +63,10 @@ const (
 	ptOverBudget     = "over-budget"
 	ptNotRunnable    = "not-runnable"
 	ptBusy           = "busy"
+	ptInvalidPolicy  = "invalid-policy"
+	ptPolicyRefused  = "policy-refused"
+	ptNoSolver       = "solver-unavailable"
+	ptDataChanged    = "data-changed"
 	ptClientClosed   = "client-closed-request"
 )
 
@@ -100,6 +105,10 @@ var kinds = map[string]struct {
 	ptOverBudget:     {http.StatusUnprocessableEntity, "Execution over budget"},
 	ptNotRunnable:    {http.StatusUnprocessableEntity, "Capability not runnable"},
 	ptBusy:           {http.StatusServiceUnavailable, "Executor busy"},
+	ptInvalidPolicy:  {http.StatusUnprocessableEntity, "Invalid policy"},
+	ptPolicyRefused:  {http.StatusUnprocessableEntity, "Refused by the policies in force"},
+	ptNoSolver:       {http.StatusServiceUnavailable, "Policy solver unavailable"},
+	ptDataChanged:    {http.StatusConflict, "Data changed since grounding"},
 	ptClientClosed:   {StatusClientClosedRequest, "Client closed request"},
 }
 
@@ -142,6 +151,8 @@ func problemFor(ctx context.Context, err error) (int, Problem, bool) {
 		ae  *apiError
 		he  *echo.HTTPError
 		ve  *registry.ValidationError
+		pve *policy.ValidationError
+		pre *ground.PolicyError
 		de  *registry.DuplicateError
 		mbe *http.MaxBytesError
 	)
@@ -167,6 +178,21 @@ func problemFor(ctx context.Context, err error) (int, Problem, bool) {
 		st, pr, _ := p(ptInvalidEntry, ve.Error())
 		pr.Errors = ve.Fields
 		return st, pr, false
+	case errors.As(err, &pve):
+		st, pr, _ := p(ptInvalidPolicy, pve.Error())
+		pr.Errors = pve.Fields
+		return st, pr, false
+	case errors.Is(err, policy.ErrInvalid), errors.Is(err, policy.ErrTooMany):
+		return p(ptInvalidPolicy, err.Error())
+	case errors.As(err, &pre):
+		st, pr, _ := p(ptPolicyRefused, pre.Error()+": "+refusalDetail(pre.Failures))
+		pr.Failures = pre.Failures
+		return st, pr, false
+	case errors.Is(err, policy.ErrNoSolver), errors.Is(err, policy.ErrSolver):
+		st, pr, _ := p(ptNoSolver, err.Error()+"; the request was not admitted, retry later")
+		return st, pr, true
+	case errors.Is(err, execution.ErrDataChanged):
+		return p(ptDataChanged, err.Error())
 	case errors.As(err, &de):
 		st, pr, _ := p(ptDuplicate, de.Error())
 		pr.Existing = de.Existing
@@ -174,7 +200,7 @@ func problemFor(ctx context.Context, err error) (int, Problem, bool) {
 	case errors.Is(err, registry.ErrInvalidEntry):
 		return p(ptInvalidEntry, err.Error())
 	case errors.Is(err, registry.ErrNotFound), errors.Is(err, discover.ErrNotFound), errors.Is(err, ground.ErrNotFound),
-		errors.Is(err, execution.ErrNotFound), errors.Is(err, artifacts.ErrNotFound):
+		errors.Is(err, execution.ErrNotFound), errors.Is(err, artifacts.ErrNotFound), errors.Is(err, policy.ErrNotFound):
 		return p(ptNotFound, err.Error())
 	case errors.Is(err, ground.ErrNotAdmitted), errors.Is(err, execution.ErrNotGrounded):
 		return p(ptNotAdmitted, err.Error()+": only a request the gate admitted executes")
@@ -194,7 +220,7 @@ func problemFor(ctx context.Context, err error) (int, Problem, bool) {
 	case errors.Is(err, hashing.ErrMalformed):
 		return p(ptMalformed, err.Error())
 	case errors.Is(err, registry.ErrCorrupt), errors.Is(err, discover.ErrCorrupt), errors.Is(err, ground.ErrCorrupt),
-		errors.Is(err, execution.ErrCorrupt), errors.Is(err, artifacts.ErrCorrupt):
+		errors.Is(err, execution.ErrCorrupt), errors.Is(err, artifacts.ErrCorrupt), errors.Is(err, policy.ErrCorrupt):
 		return p(ptCorrupt, "a stored record failed its integrity check; run `groundgate registry verify`")
 	case errors.As(err, &he):
 		switch he.Code {

@@ -71,6 +71,8 @@ type Deps struct {
 	Discoverer Discoverer
 	Gate       Gate
 	Executor   Executor
+	Policies   Policies
+	Checker    PolicyChecker
 }
 
 // Config holds the server's settings.
@@ -90,16 +92,19 @@ type Config struct {
 
 // Server is the HTTP API. Build it with New and serve Handler().
 type Server struct {
-	reg   Registry
-	disc  Discoverer
-	gate  Gate
-	exec  Executor
-	cfg   Config
-	log   *slog.Logger
-	echo  *echo.Echo
-	reqs  *prometheus.CounterVec
-	lat   *prometheus.HistogramVec
-	gates *prometheus.CounterVec
+	reg  Registry
+	disc Discoverer
+	gate Gate
+	exec Executor
+	// policies and checker serve SPEC §10's routes.
+	policies Policies
+	checker  PolicyChecker
+	cfg      Config
+	log      *slog.Logger
+	echo     *echo.Echo
+	reqs     *prometheus.CounterVec
+	lat      *prometheus.HistogramVec
+	gates    *prometheus.CounterVec
 }
 
 // New wires the routes.
@@ -113,7 +118,7 @@ func New(d Deps, cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{reg: d.Registry, disc: d.Discoverer, gate: d.Gate, exec: d.Executor, cfg: cfg, log: cfg.Logger}
+	s := &Server{reg: d.Registry, disc: d.Discoverer, gate: d.Gate, exec: d.Executor, policies: d.Policies, checker: d.Checker, cfg: cfg, log: cfg.Logger}
 
 	promReg := prometheus.NewRegistry()
 	promReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -160,6 +165,12 @@ func New(d Deps, cfg Config) *Server {
 	e.POST("/v1/executions/:hash/replay", s.postReplay)
 	get("/v1/diff/:a/:b", s.getDiff)
 	e.POST("/v1/contracts/check", s.postContractCheck)
+	get("/v1/policies", s.getPolicies)
+	get("/v1/policies/versions/:n", s.getPolicyVersion)
+	get("/v1/policies/:name", s.getPolicy)
+	e.PUT("/v1/policies/:name", s.putPolicy, s.requireAdmin)
+	e.DELETE("/v1/policies/:name", s.deletePolicy, s.requireAdmin)
+	e.POST("/v1/policies/lint", s.postPolicyLint)
 	s.echo = e
 	return s
 }

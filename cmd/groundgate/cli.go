@@ -41,6 +41,7 @@ func commands() []commandSpec {
 		{"replay", "re-run a stored execution and compare every layer", func() command { return &replayCmd{} }},
 		{"diff", "compare two executions layer by layer", func() command { return &diffCmd{} }},
 		{"contract", "check a request against the capabilities' contracts (dry run)", func() command { return &contractCmd{} }},
+		{"policy", "lint, diff, store and list solver-checked policies", func() command { return &policyCmd{} }},
 	}
 }
 

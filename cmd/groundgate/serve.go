@@ -7,12 +7,13 @@ import (
 
 	"github.com/groundgate/groundgate/execution"
 	"github.com/groundgate/groundgate/internal/app"
+	"github.com/groundgate/groundgate/policy"
 )
 
 type serveCmd struct{}
 
 func (serveCmd) Run(ctx context.Context, cli *CLI, args []string) error {
-	fs := cli.newFlags("serve", "serve [--addr HOST:PORT] [--db FILE] [--data DIR] [--max-cells N] [--max-held-bytes N] [--max-executions N] [--max-queued N]")
+	fs := cli.newFlags("serve", "serve [--addr HOST:PORT] [--db FILE] [--data DIR] [--max-cells N] [--max-held-bytes N] [--max-executions N] [--max-queued N] [--solver z3|cvc5] [--policy-timeout D]")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen `address`")
 	db := fs.String("db", defaultDB, "bbolt database `file` (created and seeded when new)")
 	data := fs.String("data", "", "data root `dir`: request data sources resolve inside it (default: the bundled sample data)")
@@ -20,12 +21,17 @@ func (serveCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 	maxHeld := fs.Int64("max-held-bytes", execution.DefaultMaxHeldBytes, "series one execution may hold until it scores, in `bytes`; larger grids are refused with 422")
 	maxRunning := fs.Int("max-executions", execution.DefaultMaxConcurrent, "executions and replays running at once (`n`)")
 	maxQueued := fs.Int("max-queued", execution.DefaultMaxQueued, "executions waiting for a slot (`n`); beyond it, 503 with Retry-After")
+	solver := fs.String("solver", "z3", "SMT `solver` that checks policies: z3 or cvc5 (needed once a policy is stored)")
+	policyTimeout := fs.Duration("policy-timeout", policy.DefaultTimeout, "bound on one policy solver query (`duration`); past it the request is refused")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
 		return fmt.Errorf("%w: serve takes no arguments", errUsage)
+	}
+	if *policyTimeout <= 0 {
+		return fmt.Errorf("%w: --policy-timeout must be positive", errUsage)
 	}
 	logger := slog.New(slog.NewJSONHandler(cli.Stderr, nil))
 	for _, f := range []struct {
@@ -37,7 +43,8 @@ func (serveCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 		}
 	}
 	m, err := app.Open(ctx, app.Config{Addr: *addr, DB: *db, Data: *data, AdminToken: cli.Getenv("GROUNDGATE_ADMIN_TOKEN"), Logger: logger,
-		Exec: execution.Options{MaxCells: *maxCells, MaxHeldBytes: *maxHeld, MaxConcurrent: *maxRunning, MaxQueued: *maxQueued}})
+		Exec:   execution.Options{MaxCells: *maxCells, MaxHeldBytes: *maxHeld, MaxConcurrent: *maxRunning, MaxQueued: *maxQueued},
+		Solver: *solver, PolicyTimeout: *policyTimeout})
 	if err != nil {
 		return err
 	}

@@ -444,11 +444,14 @@ func escapePointer(s string) string {
 func (a *openAPI) check(t *testing.T, method, path string, r response) {
 	t.Helper()
 	paths := a.doc["paths"].(map[string]any)
+	path, _, _ = strings.Cut(path, "?") // templates have no query
 	var tpl string
 	for p := range paths {
-		if ok, _ := regexp.MatchString("^"+templateParam.ReplaceAllString(p, `[^/]+`)+"$", path); ok {
+		// A literal segment wins over a parameter, as in the router
+		// (/v1/policies/lint, not /v1/policies/{name}).
+		if ok, _ := regexp.MatchString("^"+templateParam.ReplaceAllString(p, `[^/]+`)+"$", path); ok &&
+			(tpl == "" || strings.Count(p, "{") < strings.Count(tpl, "{")) {
 			tpl = p
-			break
 		}
 	}
 	if tpl == "" {

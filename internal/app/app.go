@@ -23,6 +23,8 @@ import (
 	"github.com/groundgate/groundgate/execution"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/policy"
+	"github.com/groundgate/groundgate/policy/smt"
 	"github.com/groundgate/groundgate/registry"
 	"github.com/groundgate/groundgate/sampledata"
 	"github.com/groundgate/groundgate/server"
@@ -41,6 +43,10 @@ type Config struct {
 	// Exec bounds executions (budget, concurrency, queue); its zero
 	// fields take the executor's defaults. Its Logger is Logger.
 	Exec execution.Options
+	// Solver checks policies: "z3" (the default) or "cvc5".
+	Solver string
+	// PolicyTimeout bounds one solver query; zero means policy.DefaultTimeout.
+	PolicyTimeout time.Duration
 }
 
 // Main is the wired server: store, discovery, gate and HTTP, opened from a
@@ -51,9 +57,13 @@ type Main struct {
 	Disc  *discover.Discoverer
 	Gate  *ground.Gate
 	Exec  *execution.Executor
-	data  *DataRoot
-	http  *http.Server
-	ln    net.Listener
+	// Policies is the policy store; Checker decides requests against it.
+	Policies *policy.Store
+	Checker  *policy.Checker
+	pool     *smt.Pool
+	data     *DataRoot
+	http     *http.Server
+	ln       net.Listener
 }
 
 // Open checks and binds the listen address, opens the data root, then
@@ -108,16 +118,21 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	if err != nil {
 		return nil, err
 	}
-	m.Gate, err = ground.New(m.Store, m.Disc, m.Store.DB(), ground.WithLogger(cfg.Logger))
-	if err != nil {
-		return nil, err
-	}
 	xopt := cfg.Exec
 	xopt.Logger = cfg.Logger
 	if m.Exec, err = NewExecutor(m.Store, m.data, xopt); err != nil {
 		return nil, err
 	}
-	srv := server.New(server.Deps{Registry: m.Store, Discoverer: m.Disc, Gate: m.Gate, Executor: releasing{m.Exec}},
+	if m.Policies, m.pool, m.Checker, err = OpenPolicies(ctx, m.Store, cfg.Solver, cfg.PolicyTimeout); err != nil {
+		return nil, err
+	}
+	m.Gate, err = ground.New(m.Store, m.Disc, m.Store.DB(), ground.WithLogger(cfg.Logger),
+		ground.WithPolicies(m.Policies, m.Checker, m.Exec))
+	if err != nil {
+		return nil, err
+	}
+	srv := server.New(server.Deps{Registry: m.Store, Discoverer: m.Disc, Gate: m.Gate, Executor: releasing{m.Exec},
+		Policies: m.Policies, Checker: m.Checker},
 		server.Config{AdminToken: cfg.AdminToken, Logger: cfg.Logger})
 	m.http = &http.Server{
 		Handler:           srv.Handler(),
@@ -182,6 +197,10 @@ func (m *Main) Close() error {
 	if m.Disc != nil {
 		m.Disc.Close()
 		m.Disc = nil
+	}
+	if m.pool != nil {
+		m.pool.Close()
+		m.pool = nil
 	}
 	if m.Store != nil {
 		err := m.Store.Close()
@@ -320,7 +339,12 @@ type Engines struct {
 	Disc  *discover.Discoverer
 	Gate  *ground.Gate
 	Exec  *execution.Executor
-	data  *DataRoot
+	// Policies and Checker as for the server: the command line grounds
+	// through the same policies.
+	Policies *policy.Store
+	Checker  *policy.Checker
+	pool     *smt.Pool
+	data     *DataRoot
 }
 
 // OpenEngines opens the registry at db (seeding a new one) and builds
@@ -365,10 +389,13 @@ func openEngines(ctx context.Context, db string, data *DataRoot) (_ *Engines, er
 	if e.Disc, err = discover.New(ctx, e.Store, e.Store.DB(), discover.Options{}); err != nil {
 		return nil, err
 	}
-	if e.Gate, err = ground.New(e.Store, e.Disc, e.Store.DB()); err != nil {
+	if e.Exec, err = NewExecutor(e.Store, e.data, execution.Options{}); err != nil {
 		return nil, err
 	}
-	if e.Exec, err = NewExecutor(e.Store, e.data, execution.Options{}); err != nil {
+	if e.Policies, e.pool, e.Checker, err = OpenPolicies(ctx, e.Store, "", 0); err != nil {
+		return nil, err
+	}
+	if e.Gate, err = ground.New(e.Store, e.Disc, e.Store.DB(), ground.WithPolicies(e.Policies, e.Checker, e.Exec)); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -381,6 +408,9 @@ func (e *Engines) Close() error {
 	if e.Disc != nil {
 		errs = append(errs, e.Disc.Close())
 	}
+	if e.pool != nil {
+		errs = append(errs, e.pool.Close())
+	}
 	if e.data != nil {
 		errs = append(errs, e.data.Close())
 	}
@@ -389,4 +419,41 @@ func (e *Engines) Close() error {
 	}
 	*e = Engines{}
 	return errors.Join(errs...)
+}
+
+// SolverByName gives the solver a name selects: "z3" (also "") or "cvc5".
+func SolverByName(name string) (smt.Solver, error) {
+	switch name {
+	case "", "z3":
+		return smt.Z3(), nil
+	case "cvc5":
+		return smt.CVC5(), nil
+	}
+	return smt.Solver{}, fmt.Errorf("solver %q: choose z3 or cvc5", name)
+}
+
+// PoolSize is the number of solver processes: one query at a time each,
+// about a millisecond per check, so two keep up with the gate.
+const PoolSize = 2
+
+// OpenPolicies opens the policy store in the registry's file and a pool of
+// solver processes for it (started on first use). With a policy in force
+// and no solver installed it fails, naming the package to install: the
+// gate must never run without the rules it is configured to enforce.
+func OpenPolicies(ctx context.Context, s *registry.Store, solver string, timeout time.Duration) (*policy.Store, *smt.Pool, *policy.Checker, error) {
+	sv, err := SolverByName(solver)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ps, err := policy.OpenStore(ctx, s.DB(), nil)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("policies: %w", err)
+	}
+	if n := ps.Current().Len(); n > 0 {
+		if err := sv.Available(); err != nil {
+			return nil, nil, nil, fmt.Errorf("%d policies are in force and no SMT solver can check them: %w", n, err)
+		}
+	}
+	pool := smt.NewPool(sv, PoolSize)
+	return ps, pool, policy.NewChecker(pool, timeout), nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/groundgate/groundgate/execution"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/policy"
 	"github.com/groundgate/groundgate/registry"
 	"github.com/groundgate/groundgate/sampledata"
 )
@@ -33,6 +34,8 @@ type Report struct {
 	Groundings int                   `json:"groundings"`
 	Footprints int                   `json:"footprints"`
 	Blobs      int                   `json:"blobs"`
+	// Policies counts stored policies and versions of the policy set.
+	Policies int `json:"policies"`
 	// Problems lists the registry's problems as registry.VerifyReport
 	// words them, then every other kind's prefixed with the kind.
 	Problems []string `json:"problems"`
@@ -88,6 +91,10 @@ func VerifyFile(ctx context.Context, path string) (Report, error) {
 	}
 	rep.Groundings, problems, err = verifyGroundings(ctx, db)
 	if err := collect("grounding", problems, err, ground.ErrCorrupt); err != nil {
+		return rep, err
+	}
+	rep.Policies, problems, err = policy.VerifyDB(ctx, db)
+	if err := collect("policies", problems, err, policy.ErrCorrupt); err != nil {
 		return rep, err
 	}
 	arts, err := execution.OpenArtifacts(db)

@@ -17,6 +17,7 @@ import (
 	"github.com/groundgate/groundgate/execution"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/policy"
 	"github.com/groundgate/groundgate/registry"
 )
 
@@ -31,6 +32,15 @@ func fullDB(t *testing.T) string {
 		t.Fatal(err)
 	}
 	defer e.Close()
+	cap256, err := policy.Compile("grid_size_cap", policy.Policy{
+		SMTLIB: "(declare-const points Int)\n(define-fun allow () Bool (<= points 256))\n(assert (! (<= points 256) :named at_most_256_grid_points))",
+		Bind:   map[string]string{"points": "/grid/points"}, Allow: "allow", AppliesTo: []string{"family"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Policies.Put(ctx, cap256); err != nil {
+		t.Fatal(err)
+	}
 	res, err := e.Disc.Discover(ctx, discover.Query{Prompt: "momentum on WTI, by Sharpe"})
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +66,7 @@ func TestVerifyFileCountsEveryKind(t *testing.T) {
 		t.Fatalf("verify: %v %q", err, rep.Problems)
 	}
 	if rep.Registry.Versions != 1 || rep.Registry.Records == 0 || rep.Registry.Chunks == 0 ||
-		rep.Evidence != 1 || rep.Groundings != 1 || rep.Footprints != 1 || rep.Blobs < 2 {
+		rep.Evidence != 1 || rep.Groundings != 1 || rep.Footprints != 1 || rep.Blobs < 2 || rep.Policies != 2 {
 		t.Fatalf("counts: %+v", rep)
 	}
 
@@ -103,6 +113,8 @@ func TestVerifyFileCountsEveryKind(t *testing.T) {
 		{"grounding", flip("ground.records", nil), "grounding: ", ground.ErrCorrupt},
 		{"footprint", flip(string(execution.Bucket), nil), "footprints: ", execution.ErrCorrupt},
 		{"blob", flip(string(artifacts.Bucket), nil), "blobs: ", artifacts.ErrCorrupt},
+		{"policy", flip("policy.blobs", nil), "policies: policy sha256:", policy.ErrCorrupt},
+		{"policy set version", flip("policy.versions", nil), "policies: policy set version 1", policy.ErrCorrupt},
 		{"registry record", flip("registry.records", nil), "record sha256:", registry.ErrCorrupt},
 		{"registry hash", func(tx *bolt.Tx) error {
 			b := tx.Bucket([]byte("registry.versions"))

@@ -94,6 +94,10 @@ func (p *Pool) Check(ctx context.Context, q Query) (Result, error) {
 	// notice), so it allows a grace period before killing.
 	qctx, cancel := context.WithTimeout(ctx, timeout+timeout/2+time.Second)
 	defer cancel()
+	if s.proc != nil && s.proc.dead() {
+		s.proc.stop()
+		s.proc = nil
+	}
 	if s.proc == nil {
 		pr, err := startProc(qctx, p.solver)
 		if err != nil {
@@ -123,7 +127,8 @@ type proc struct {
 	stdin  io.WriteCloser
 	out    *bufio.Reader
 	stderr *tail
-	broken bool // killed or in an unknown state: must not be reused
+	broken bool          // killed or in an unknown state: must not be reused
+	exited chan struct{} // closed once the process has exited and been reaped
 }
 
 func startProc(ctx context.Context, s Solver) (*proc, error) {
@@ -151,7 +156,14 @@ func startProc(ctx context.Context, s Solver) (*proc, error) {
 		}
 		return nil, fmt.Errorf("%w: start %s: %w", ErrSolver, s.Command, err)
 	}
-	pr := &proc{cmd: cmd, stdin: stdin, out: bufio.NewReader(stdout), stderr: st}
+	pr := &proc{cmd: cmd, stdin: stdin, out: bufio.NewReader(stdout), stderr: st, exited: make(chan struct{})}
+	// Reap the process whenever it exits, so a solver that dies while idle
+	// (OOM killer, an operator's kill) is noticed before the next query is
+	// sent to it, instead of failing that query.
+	go func() {
+		_ = cmd.Wait()
+		close(pr.exited)
+	}()
 	resps, err := pr.roundtrip(ctx, s.initCommands())
 	if err == nil && len(resps) > 0 {
 		err = pr.garbage("start", resps)
@@ -169,11 +181,22 @@ func (pr *proc) kill() {
 	_ = pr.cmd.Process.Kill()
 }
 
-// stop kills the process and reaps it, so no zombie or pipe outlives it.
+// stop kills the process and waits until it is reaped, so no zombie or
+// pipe outlives it.
 func (pr *proc) stop() {
 	pr.broken = true
 	pr.kill()
-	_ = pr.cmd.Wait()
+	<-pr.exited
+}
+
+// dead reports whether the process has exited on its own.
+func (pr *proc) dead() bool {
+	select {
+	case <-pr.exited:
+		return true
+	default:
+		return false
+	}
 }
 
 func (pr *proc) check(ctx context.Context, s Solver, q prepared, timeout time.Duration) (Result, error) {
@@ -206,7 +229,9 @@ func (pr *proc) check(ctx context.Context, s Solver, q prepared, timeout time.Du
 	var follow string
 	switch status {
 	case Unsat:
-		follow = "(get-unsat-core)\n"
+		if q.named {
+			follow = "(get-unsat-core)\n"
+		}
 	case Sat:
 		if len(q.values) > 0 {
 			follow = "(get-value (" + strings.Join(q.values, " ") + "))\n"
@@ -226,6 +251,8 @@ func (pr *proc) check(ctx context.Context, s Solver, q prepared, timeout time.Du
 		return Result{}, pr.garbage(string(status)+" follow-up", resps)
 	}
 	switch {
+	case status == Unsat && want == 0:
+		res.Core = []string{}
 	case status == Unsat:
 		res.Core = []string{}
 		for _, n := range resps[0].List {

@@ -256,3 +256,43 @@ func normSymbol(a string) string {
 	}
 	return a
 }
+
+// Symbol returns the symbol an atom names, in one spelling (|x| and x are
+// the same symbol), and whether s is a symbol at all.
+func (s Sexp) Symbol() (string, bool) {
+	if !isSymbol(s) {
+		return "", false
+	}
+	return normSymbol(s.Atom), true
+}
+
+// Head returns the atom that starts a list ("" for atoms and other lists).
+func (s Sexp) Head() string { return s.head() }
+
+// Rename returns s with every symbol in names replaced by rename(symbol),
+// written simple when it can be and |quoted| otherwise. Renaming is
+// textual and consistent (binders and their uses alike), so it keeps the
+// meaning of a term whose symbols do not collide with the new names.
+func (s Sexp) Rename(names map[string]bool, rename func(string) string) Sexp {
+	if !s.IsList {
+		if sym, ok := s.Symbol(); ok && names[sym] {
+			s.Atom = SymbolText(rename(sym))
+		}
+		return s
+	}
+	out := s
+	out.List = make([]Sexp, len(s.List))
+	for i, c := range s.List {
+		out.List[i] = c.Rename(names, rename)
+	}
+	return out
+}
+
+// SymbolText writes a symbol as SMT-LIB text: simple when it can be,
+// |quoted| otherwise (the symbol must not contain '|' or '\').
+func SymbolText(sym string) string {
+	if isSimpleSymbol(sym) {
+		return sym
+	}
+	return "|" + sym + "|"
+}

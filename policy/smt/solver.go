@@ -66,7 +66,9 @@ func Z3() Solver {
 // (Debian package cvc5).
 func CVC5() Solver {
 	return Solver{Kind: KindCVC5, Command: "cvc5", Package: "cvc5",
-		Args: []string{"--lang", "smt2", "--incremental", "--produce-unsat-cores", "--produce-models"}}
+		// --strings-exp: str.< and str.<= (date comparisons) are
+		// "experimental" in cvc5 1.0 and refused without it.
+		Args: []string{"--lang", "smt2", "--incremental", "--produce-unsat-cores", "--produce-models", "--strings-exp"}}
 }
 
 // Available reports ErrNotInstalled (also matching exec.ErrNotFound) with a
@@ -141,7 +143,7 @@ type Query struct {
 // Result is a solver's answer to a Query.
 type Result struct {
 	Status Status
-	Core   []string          // unsat: the :named assertions of the core, sorted
+	Core   []string          // unsat: the :named assertions of the core, sorted (empty when the query names none: then no core is asked for)
 	Model  map[string]string // sat: constant → SMT-LIB value text, e.g. "(- 3)"
 }
 
@@ -150,6 +152,10 @@ type Result struct {
 type prepared struct {
 	text   string
 	values []string
+	// named: the query names an assertion, so an unsat answer has a core
+	// worth asking for. Without names there is none, and asking costs:
+	// cvc5 re-solves to minimise it (seconds on some policies), z3 ~0.1 ms.
+	named bool
 }
 
 // commandArity gives the top-level commands a query may use and their
@@ -225,5 +231,26 @@ func prepare(q Query) (prepared, error) {
 		}
 	}
 	slices.Sort(values)
-	return prepared{text: b.String(), values: slices.Compact(values)}, nil
+	text := b.String()
+	return prepared{text: text, values: slices.Compact(values), named: hasNamed(cmds) || strings.Contains(q.Goal, ":named")}, nil
+}
+
+// hasNamed reports whether any term in xs carries a :named attribute.
+func hasNamed(xs []Sexp) bool {
+	for _, x := range xs {
+		if !x.IsList {
+			continue
+		}
+		if x.head() == "!" {
+			for _, a := range x.List[1:] {
+				if !a.IsList && a.Atom == ":named" {
+					return true
+				}
+			}
+		}
+		if hasNamed(x.List) {
+			return true
+		}
+	}
+	return false
 }

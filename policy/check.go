@@ -1,0 +1,558 @@
+package policy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/groundgate/groundgate/policy/smt"
+)
+
+// Solver is what checks need from an SMT solver: one query, one answer.
+// *smt.Pool is the implementation.
+type Solver interface {
+	Check(ctx context.Context, q smt.Query) (smt.Result, error)
+}
+
+var _ Solver = (*smt.Pool)(nil)
+
+// DefaultTimeout bounds one solver query of a check.
+const DefaultTimeout = 2 * time.Second
+
+// Checker decides requests against policies with a solver.
+type Checker struct {
+	solver  Solver
+	timeout time.Duration
+}
+
+// NewChecker returns a checker that asks s, each query bounded by timeout
+// (zero means DefaultTimeout).
+func NewChecker(s Solver, timeout time.Duration) *Checker {
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	return &Checker{solver: s, timeout: timeout}
+}
+
+// Reasons a policy refuses a request.
+const (
+	// ReasonViolated: at the witness point the policy's rules (the core)
+	// forbid allow, or contradict each other.
+	ReasonViolated = "violated"
+	// ReasonUndetermined: at the witness point allow is not entailed, yet not
+	// contradicted either: it depends on constants no pointer binds. (The
+	// paper's satisfiability semantics would have admitted this request.)
+	ReasonUndetermined = "undetermined"
+	// ReasonMissing: the policy binds a field the request does not give.
+	ReasonMissing = "missing"
+	// ReasonType: a request value does not fit the bound constant's sort.
+	ReasonType = "type"
+	// ReasonUndecided: the solver could not decide in time (or said
+	// unknown): what cannot be decided is not admitted.
+	ReasonUndecided = "undecided"
+)
+
+// Refusal is one policy's refusal of a request.
+type Refusal struct {
+	Policy string `json:"policy"`
+	Reason string `json:"reason"`
+	// Core lists the :named assertions of the unsat core at the witness
+	// point (empty when the rules that conflict are unnamed or none do).
+	Core []string `json:"core"`
+	// Witness is the grid point the policy refuses: each bound constant,
+	// its pointer and its value there.
+	Witness []Assignment `json:"witness,omitempty"`
+	Detail  string       `json:"detail"`
+}
+
+// Assignment is one bound constant's value at a grid point.
+type Assignment struct {
+	Const   string `json:"const"`
+	Pointer string `json:"pointer"`
+	Value   Value  `json:"value"`
+}
+
+// MarshalJSON writes a value as the JSON number or string it came from.
+func (v Value) MarshalJSON() ([]byte, error) {
+	if v.IsBool {
+		return []byte(strconv.FormatBool(v.Bool)), nil
+	}
+	if v.IsStr {
+		return []byte(strconv.Quote(v.Str)), nil
+	}
+	return []byte(jsonNumber(v.Num)), nil
+}
+
+// axis is one pointer's values in a request, shared by every policy that
+// binds it, so a witness is one grid point for all of them.
+type axis struct {
+	ptr    Pointer
+	values []Value
+	index  string // the index constant when the pointer spans the grid
+}
+
+// Check decides req against the policies cs (those that govern it) and
+// returns their refusals, one per refusing policy, in cs's order. The whole
+// grid is decided in one solver query when every policy admits it. An error
+// means the solver failed (ErrSolver) or ctx ended, never a verdict: the
+// caller must not admit the request.
+func (k *Checker) Check(ctx context.Context, cs []*Compiled, req Request) ([]Refusal, error) {
+	if load := req.Facts; load != nil {
+		var (
+			facts  map[string]Value
+			err    error
+			loaded bool
+		)
+		req.Facts = func() (map[string]Value, error) {
+			if !loaded {
+				facts, err = load()
+				loaded = true
+			}
+			return facts, err
+		}
+	}
+	axes := map[string]*axis{}
+	var axisOrder []*axis
+	refused := make([]*Refusal, len(cs))
+	var open []int
+	for i, c := range cs {
+		ok := true
+		for _, b := range c.bound {
+			ax, seen := axes[b.Ptr.Text]
+			if !seen {
+				vals, err := req.values(b.Ptr)
+				if err != nil {
+					refused[i] = &Refusal{Policy: c.Name, Reason: ReasonMissing, Core: []string{},
+						Detail: fmt.Sprintf("policy %s binds %s to %s: %v; set it", c.Name, b.Const, b.Ptr.Text, err)}
+					ok = false
+					break
+				}
+				ax = &axis{ptr: b.Ptr, values: vals}
+				if len(vals) > 1 {
+					ax.index = fmt.Sprintf("%si.%d", reserved, len(axisOrder))
+				}
+				axes[b.Ptr.Text] = ax
+				axisOrder = append(axisOrder, ax)
+			}
+			for _, v := range ax.values {
+				if _, err := literal(v, b.Sort); err != nil {
+					refused[i] = &Refusal{Policy: c.Name, Reason: ReasonType, Core: []string{},
+						Witness: []Assignment{{Const: b.Const, Pointer: b.Ptr.Text, Value: v}},
+						Detail:  fmt.Sprintf("policy %s binds %s to %s: %v", c.Name, b.Const, b.Ptr.Text, err)}
+					ok = false
+					break
+				}
+			}
+			if !ok {
+				break
+			}
+		}
+		if ok {
+			open = append(open, i)
+		}
+	}
+
+	// Find the refusing policies: each round asks for a grid point where
+	// some open policy does not entail allow; the policies refusing there
+	// are explained and leave the round. Admission costs one query.
+	for len(open) > 0 {
+		q, bad := gridQuery(cs, open, axes, axisOrder)
+		q.Timeout = k.timeout
+		res, err := k.solver.Check(ctx, q)
+		if err != nil {
+			if undecided(err) {
+				for _, i := range open {
+					refused[i] = undecidedRefusal(cs[i].Name, err)
+				}
+				break
+			}
+			return nil, solverErr(err)
+		}
+		if res.Status == smt.Unsat {
+			break
+		}
+		if res.Status != smt.Sat {
+			for _, i := range open {
+				refused[i] = undecidedRefusal(cs[i].Name, errors.New("the solver answered unknown"))
+			}
+			break
+		}
+		point, err := witnessPoint(res.Model, axisOrder)
+		if err != nil {
+			return nil, solverErr(err)
+		}
+		var still []int
+		found := false
+		for j, i := range open {
+			if res.Model[bad[j]] != "true" {
+				still = append(still, i)
+				continue
+			}
+			found = true
+			r, err := k.explain(ctx, cs[i], axes, point)
+			if err != nil {
+				return nil, err
+			}
+			refused[i] = &r
+		}
+		if !found {
+			return nil, fmt.Errorf("%w: the solver's model marks no policy as refusing", ErrSolver)
+		}
+		open = still
+	}
+	var out []Refusal
+	for _, r := range refused {
+		if r != nil {
+			out = append(out, *r)
+		}
+	}
+	return out, nil
+}
+
+func undecided(err error) bool {
+	return errors.Is(err, smt.ErrTimeout) || errors.Is(err, smt.ErrBadQuery)
+}
+
+func undecidedRefusal(name string, err error) *Refusal {
+	what := "the solver could not decide it"
+	if errors.Is(err, smt.ErrTimeout) {
+		what = "the solver could not decide it in time"
+	} else if errors.Is(err, smt.ErrBadQuery) {
+		what = "the solver refused the policy"
+	}
+	return &Refusal{Policy: name, Reason: ReasonUndecided, Core: []string{},
+		Detail: fmt.Sprintf("policy %s: %s (%v); what cannot be decided is not admitted: ask the policy's administrator", name, what, err)}
+}
+
+// gridQuery builds the one query whose models are the grid points some
+// open policy refuses. Policy i's symbols are renamed "p<i>." so policies
+// cannot see each other; the bound constants of every policy read the same
+// grid index per pointer. A policy refuses a point when its assertions A
+// hold with allow false, or cannot hold at all (entailment from
+// contradictory rules would admit anything):
+//
+//	bad_i = (or (forall (F) (not A)) (and A (not allow)))
+//
+// where F are its free constants (allow among them when declared).
+func gridQuery(cs []*Compiled, open []int, axes map[string]*axis, order []*axis) (smt.Query, []string) {
+	var b strings.Builder
+	var values []string
+	used := map[*axis]bool{}
+	for _, i := range open {
+		for _, bd := range cs[i].bound {
+			used[axes[bd.Ptr.Text]] = true
+		}
+	}
+	for _, ax := range order {
+		if ax.index != "" && used[ax] {
+			fmt.Fprintf(&b, "(declare-const %s Int)\n(assert (and (<= 0 %s) (< %s %d)))\n", ax.index, ax.index, ax.index, len(ax.values))
+			values = append(values, ax.index)
+		}
+	}
+	bad := make([]string, len(open))
+	for j, i := range open {
+		c := cs[i]
+		pre := fmt.Sprintf("%sp%d.", reserved, i)
+		ren := func(s string) string { return pre + s }
+		terms := map[string]string{}
+		for _, bd := range c.bound {
+			terms[bd.Const] = axisTerm(axes[bd.Ptr.Text], bd.Sort)
+		}
+		c.writeCommands(&b, ren, terms)
+		bad[j] = fmt.Sprintf("%sbad.%d", reserved, i)
+		fmt.Fprintf(&b, "(declare-const %s Bool)\n(assert (= %s %s))\n", bad[j], bad[j], expandBool(c.refuses(ren)))
+		values = append(values, bad[j])
+	}
+	b.WriteString("(assert (or")
+	for _, x := range bad {
+		b.WriteString(" " + x)
+	}
+	b.WriteString("))\n")
+	return smt.Query{Commands: b.String(), Values: values}, bad
+}
+
+// refuses is the term "this policy does not entail allow here", over the
+// policy's symbols renamed by ren.
+func (c *Compiled) refuses(ren func(string) string) string {
+	a := c.conjunction(ren)
+	allow := smt.SymbolText(ren(c.allow))
+	free := c.binders(ren)
+	if free == "" {
+		return fmt.Sprintf("(or (not %s) (not %s))", a, allow)
+	}
+	return fmt.Sprintf("(or (forall (%s) (not %s)) (and %s (not %s)))", free, a, a, allow)
+}
+
+// admits is the term "this policy entails allow here, and its rules can
+// hold": the negation of refuses, with the free constants quantified
+// inside, so it can sit beside other policies' terms.
+func (c *Compiled) admits(ren func(string) string) string {
+	a := c.conjunction(ren)
+	allow := smt.SymbolText(ren(c.allow))
+	free := c.binders(ren)
+	if free == "" {
+		return fmt.Sprintf("(and %s %s)", a, allow)
+	}
+	return fmt.Sprintf("(and (exists (%s) %s) (forall (%s) (=> %s %s)))", free, a, free, a, allow)
+}
+
+// conjunction is (and A…) of the policy's assertions, names removed.
+func (c *Compiled) conjunction(ren func(string) string) string {
+	switch len(c.asserts) {
+	case 0:
+		return "true"
+	case 1:
+		return c.asserts[0].Term.Rename(c.symbols, ren).String()
+	}
+	var b strings.Builder
+	b.WriteString("(and")
+	for _, a := range c.asserts {
+		b.WriteString(" " + a.Term.Rename(c.symbols, ren).String())
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// binders lists the free constants as quantifier binders: "(x Int) (allow Bool)".
+func (c *Compiled) binders(ren func(string) string) string {
+	var parts []string
+	for _, f := range c.free {
+		parts = append(parts, fmt.Sprintf("(%s %s)", smt.SymbolText(ren(f)), c.sorts[f]))
+	}
+	return strings.Join(parts, " ")
+}
+
+// axisTerm is the pointer's value in sort: a literal, or at a grid an ite
+// over the index. Check has verified every literal.
+func axisTerm(ax *axis, sort string) string {
+	if ax.index == "" {
+		lit, _ := literal(ax.values[0], sort)
+		return lit
+	}
+	n := len(ax.values)
+	last, _ := literal(ax.values[n-1], sort)
+	term := last
+	for i := n - 2; i >= 0; i-- {
+		lit, _ := literal(ax.values[i], sort)
+		term = fmt.Sprintf("(ite (= %s %d) %s %s)", ax.index, i, lit, term)
+	}
+	return term
+}
+
+// witnessPoint reads the grid point of a model: the value index per axis.
+func witnessPoint(model map[string]string, order []*axis) (map[*axis]int, error) {
+	point := map[*axis]int{}
+	for _, ax := range order {
+		if ax.index == "" {
+			point[ax] = 0
+			continue
+		}
+		text, ok := model[ax.index]
+		if !ok {
+			continue // no open policy reads it
+		}
+		n, err := strconv.Atoi(text)
+		if err != nil || n < 0 || n >= len(ax.values) {
+			return nil, fmt.Errorf("the solver's model puts %s at %q, outside the grid", ax.index, text)
+		}
+		point[ax] = n
+	}
+	return point, nil
+}
+
+// explain asks why c refuses the request at point: with every bound
+// constant fixed, is allow consistent with the rules? If not, the unsat
+// core names the rules that forbid it; if it is, allow depends on the
+// unbound constants.
+func (k *Checker) explain(ctx context.Context, c *Compiled, axes map[string]*axis, point map[*axis]int) (Refusal, error) {
+	var b strings.Builder
+	var witness []Assignment
+	terms := map[string]string{}
+	var spans []Assignment
+	for _, bd := range c.bound {
+		ax := axes[bd.Ptr.Text]
+		v := ax.values[point[ax]]
+		terms[bd.Const], _ = literal(v, bd.Sort)
+		a := Assignment{Const: bd.Const, Pointer: bd.Ptr.Text, Value: v}
+		if ax.index != "" {
+			spans = append(spans, a)
+		} else {
+			witness = append(witness, a)
+		}
+	}
+	// The values the grid spans come first: they are what an agent changes.
+	witness = append(spans, witness...)
+	c.writeCommands(&b, func(s string) string { return s }, terms)
+	for _, a := range c.asserts {
+		if a.Name != "" {
+			fmt.Fprintf(&b, "(assert (! %s :named %s))\n", a.Term.String(), smt.SymbolText(a.Name))
+		} else {
+			fmt.Fprintf(&b, "(assert %s)\n", a.Term.String())
+		}
+	}
+	res, err := k.solver.Check(ctx, smt.Query{Commands: b.String(), Goal: smt.SymbolText(c.allow), Values: []string{}, Timeout: k.timeout})
+	if err != nil {
+		if undecided(err) {
+			r := undecidedRefusal(c.Name, err)
+			r.Witness = witness
+			return *r, nil
+		}
+		return Refusal{}, solverErr(err)
+	}
+	at := describePoint(witness)
+	r := Refusal{Policy: c.Name, Core: []string{}, Witness: witness}
+	switch res.Status {
+	case smt.Unsat:
+		r.Reason = ReasonViolated
+		r.Core = append(r.Core, res.Core...)
+		var rules []string
+		for _, n := range r.Core {
+			rules = append(rules, fmt.Sprintf("%s %s", n, clipRule(c.Rule(n))))
+		}
+		if len(rules) == 0 {
+			r.Detail = fmt.Sprintf("policy %s refuses %s: %s", c.Name, at, c.unnamedReason())
+		} else {
+			r.Detail = fmt.Sprintf("policy %s refuses %s: %s", c.Name, at, strings.Join(rules, "; "))
+		}
+	case smt.Sat:
+		r.Reason = ReasonUndetermined
+		r.Detail = fmt.Sprintf("policy %s does not entail %s at %s: it depends on %s, which no pointer binds, and must hold for every value of them",
+			c.Name, c.allow, at, strings.Join(c.Unbound(), ", "))
+	default:
+		return *undecidedRefusal(c.Name, errors.New("the solver answered unknown")), nil
+	}
+	return r, nil
+}
+
+func describePoint(w []Assignment) string {
+	if len(w) == 0 {
+		return "every request"
+	}
+	parts := make([]string, len(w))
+	for i, a := range w {
+		parts[i] = fmt.Sprintf("%s=%s", FieldName(a.Pointer), a.Value)
+	}
+	return strings.Join(parts, " ")
+}
+
+// fieldOf writes a pointer as the request field it names: /params/x → params.x.
+func FieldName(ptr string) string {
+	p, err := ParsePointer(ptr)
+	if err != nil {
+		return ptr
+	}
+	switch p.Field {
+	case "params":
+		return "params." + p.Param
+	case "grid/points":
+		return "grid.points"
+	case "facts":
+		return "data." + p.Param
+	}
+	return p.Field
+}
+
+// Field is the request field a refusal is about: its first witness
+// pointer's field, or "request".
+func (r Refusal) Field() string {
+	if len(r.Witness) == 0 {
+		return "request"
+	}
+	return FieldName(r.Witness[0].Pointer)
+}
+
+func clipRule(s string) string {
+	if len(s) > 160 {
+		return s[:160] + "…"
+	}
+	return s
+}
+
+// Validate has the solver read the policy: what Compile cannot see (an
+// ill-sorted term, an unknown function) is refused at write, not at the
+// first request it governs. The solver reads the terms the checker will
+// assert, conjoined with false: sorts are checked as terms are read, and
+// no search runs (a policy hard to decide with its constants free may be
+// easy with them bound, as every check binds them).
+func (k *Checker) Validate(ctx context.Context, c *Compiled) error {
+	ren := func(s string) string { return reserved + "v." + s }
+	var b strings.Builder
+	for _, cmd := range c.commands {
+		b.WriteString(cmd.Rename(c.symbols, ren).String())
+		b.WriteByte('\n')
+	}
+	goal := fmt.Sprintf("(and false %s %s)", c.refuses(ren), c.admits(ren))
+	_, err := k.solver.Check(ctx, smt.Query{Commands: b.String(), Goal: goal, Values: []string{}, Timeout: k.timeout})
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, smt.ErrBadQuery):
+		return invalid(c.Name, "smtlib", "%s", strings.ReplaceAll(err.Error(), reserved+"v.", ""))
+	}
+	return solverErr(err)
+}
+
+// solverErr words a solver failure: ErrNoSolver when it is not installed,
+// ErrSolver otherwise. Neither is a verdict.
+func solverErr(err error) error {
+	if errors.Is(err, smt.ErrNotInstalled) {
+		return fmt.Errorf("%w: %w", ErrNoSolver, err)
+	}
+	return fmt.Errorf("%w: %w", ErrSolver, err)
+}
+
+// UnmarshalJSON reads a number, a string or a boolean.
+func (v *Value) UnmarshalJSON(b []byte) error {
+	var x any
+	if err := json.Unmarshal(b, &x); err != nil {
+		return err
+	}
+	switch t := x.(type) {
+	case float64:
+		*v = Num(t)
+	case string:
+		*v = Str(t)
+	case bool:
+		*v = Boolean(t)
+	default:
+		return fmt.Errorf("policy: a value is a number, a string or a boolean, not %s", string(b))
+	}
+	return nil
+}
+
+// unnamedReason says what forbids allow when the core names no assertion:
+// allow's own definition, or assertions without names.
+func (c *Compiled) unnamedReason() string {
+	for _, cmd := range c.commands {
+		if cmd.Head() == "define-fun" {
+			if sym, _ := cmd.List[1].Symbol(); sym == c.allow {
+				return fmt.Sprintf("%s %s does not hold there", c.allow, clipRule(cmd.List[4].String()))
+			}
+		}
+	}
+	return "its unnamed assertions forbid it (name them with (! … :named n) to see which)"
+}
+
+// writeCommands writes the policy's declarations and helpers, renamed by
+// ren, with each bound constant defined as its term instead of declared:
+// (define-fun c () Sort term). Solvers expand definitions before solving,
+// so helpers over request values fold to constants — z3 4.8 takes ~1 ms
+// per string operation on a declared constant held equal to a literal,
+// and nothing on the literal itself.
+func (c *Compiled) writeCommands(b *strings.Builder, ren func(string) string, terms map[string]string) {
+	for _, cmd := range c.commands {
+		if cmd.Head() == "declare-const" {
+			sym, _ := cmd.List[1].Symbol()
+			if t, ok := terms[sym]; ok {
+				fmt.Fprintf(b, "(define-fun %s () %s %s)\n", smt.SymbolText(ren(sym)), c.sorts[sym], t)
+				continue
+			}
+		}
+		b.WriteString(cmd.Rename(c.symbols, ren).String())
+		b.WriteByte('\n')
+	}
+}

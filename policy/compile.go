@@ -1,0 +1,434 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/policy/smt"
+	"github.com/groundgate/groundgate/registry"
+)
+
+// reserved prefixes the symbols the checker adds to a query (grid indexes,
+// per-policy verdicts, renamed copies); a policy may not use it.
+const reserved = "gg."
+
+// Compiled is a validated policy, ready to check requests with.
+type Compiled struct {
+	Name   string
+	ID     hashing.Digest
+	Policy Policy
+
+	allow    string            // the allow symbol
+	sorts    map[string]string // declared constant → sort
+	bound    []binding         // sorted by constant
+	free     []string          // declared constants no pointer binds (allow among them when declared)
+	symbols  map[string]bool   // every symbol the policy declares or defines
+	commands []smt.Sexp        // declare-const and define-fun, in order
+	asserts  []assertion
+}
+
+type binding struct {
+	Const, Sort string
+	Ptr         Pointer
+}
+
+// assertion is one (assert …) with any top-level (! … :named n) removed:
+// Term is what it asserts, Name its name ("" when unnamed).
+type assertion struct {
+	Name string
+	Term smt.Sexp
+}
+
+// Rules lists the policy's named assertions, in order.
+func (c *Compiled) Rules() []string {
+	var out []string
+	for _, a := range c.asserts {
+		if a.Name != "" {
+			out = append(out, a.Name)
+		}
+	}
+	return out
+}
+
+// Rule returns the term a named assertion asserts, as one line of SMT-LIB.
+func (c *Compiled) Rule(name string) string {
+	for _, a := range c.asserts {
+		if a.Name == name {
+			return a.Term.String()
+		}
+	}
+	return ""
+}
+
+// Unbound lists the declared constants that no pointer binds, except allow:
+// entailment must hold for every value they can take.
+func (c *Compiled) Unbound() []string {
+	var out []string
+	for _, f := range c.free {
+		if f != c.allow {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Pointers lists the pointers the policy binds, sorted.
+func (c *Compiled) Pointers() []Pointer {
+	out := make([]Pointer, len(c.bound))
+	for i, b := range c.bound {
+		out[i] = b.Ptr
+	}
+	return out
+}
+
+// AppliesTo reports whether the policy governs a request with this family
+// and metric.
+func (c *Compiled) AppliesTo(family, metric string) bool {
+	for _, a := range c.Policy.AppliesTo {
+		switch a {
+		case string(registry.KindFamily), string(registry.KindMetric):
+			return true
+		case family, metric:
+			return true
+		}
+	}
+	return false
+}
+
+// kinds a policy may name in applies_to.
+var kindNames = []string{string(registry.KindOperation), string(registry.KindFamily), string(registry.KindMetric), string(registry.KindSignal), string(registry.KindRecipe)}
+
+// Compile validates a policy without a solver: its name, its fields, and
+// its SMT-LIB (syntax, commands, declarations, the allow constant, the
+// sorts of bound constants). What only a solver can tell (ill-sorted
+// terms, unknown functions) Checker.Validate adds.
+func Compile(name string, p Policy) (*Compiled, error) {
+	if err := ValidName(name); err != nil {
+		return nil, invalid(name, "name", "%v", err)
+	}
+	var fe []registry.FieldError
+	add := func(field, format string, args ...any) {
+		fe = append(fe, registry.FieldError{Field: field, Problem: fmt.Sprintf(format, args...)})
+	}
+	c := &Compiled{Name: name, Policy: p, sorts: map[string]string{}, symbols: map[string]bool{}}
+
+	// applies_to
+	switch {
+	case len(p.AppliesTo) == 0:
+		add("applies_to", "name at least one capability or kind (%s) the policy governs", strings.Join(kindNames, ", "))
+	case len(p.AppliesTo) > MaxAppliesTo:
+		add("applies_to", "%d entries, at most %d", len(p.AppliesTo), MaxAppliesTo)
+	}
+	seen := map[string]bool{}
+	for i, a := range p.AppliesTo {
+		switch {
+		case seen[a]:
+			add(fmt.Sprintf("applies_to[%d]", i), "%q is listed twice", clip(a))
+		case len(a) > MaxNameLen || !registry.ValidName(a):
+			add(fmt.Sprintf("applies_to[%d]", i), "%q is neither a kind nor a capability name", clip(a))
+		}
+		seen[a] = true
+	}
+
+	// smtlib
+	if strings.TrimSpace(p.SMTLIB) == "" {
+		add("smtlib", "the policy text is empty")
+		return nil, &ValidationError{Policy: name, Fields: fe}
+	}
+	if len(p.SMTLIB) > MaxSMTLIB {
+		add("smtlib", "%d bytes, at most %d", len(p.SMTLIB), MaxSMTLIB)
+		return nil, &ValidationError{Policy: name, Fields: fe}
+	}
+	cmds, err := smt.Parse(p.SMTLIB)
+	if err != nil {
+		add("smtlib", "%v", err)
+		return nil, &ValidationError{Policy: name, Fields: fe}
+	}
+	defined := map[string]smt.Sexp{} // define-fun name → its command
+	named := map[string]bool{}
+	for _, cmd := range cmds {
+		at := func(format string, args ...any) { add("smtlib", "%s: "+format, append([]any{cmd.Pos}, args...)...) }
+		if !cmd.IsList || len(cmd.List) == 0 {
+			at("expected a command")
+			continue
+		}
+		head := cmd.Head()
+		switch {
+		case head == "declare-const" && len(cmd.List) == 3,
+			head == "declare-fun" && len(cmd.List) == 4 && cmd.List[2].IsList && len(cmd.List[2].List) == 0:
+			sym, ok := cmd.List[1].Symbol()
+			if !ok {
+				at("%s needs a symbol name", head)
+				continue
+			}
+			sortOf := cmd.List[len(cmd.List)-1].String()
+			if !declareName(c, sym, at) {
+				continue
+			}
+			c.sorts[sym] = sortOf
+			// One form for both spellings of a constant.
+			cmd = smt.Sexp{IsList: true, Pos: cmd.Pos, List: []smt.Sexp{{Atom: "declare-const"}, cmd.List[1], cmd.List[len(cmd.List)-1]}}
+			c.commands = append(c.commands, cmd)
+		case head == "declare-fun":
+			at("declare-fun with arguments declares a function no request field can bind and no check can quantify over: declare constants")
+		case head == "define-fun" && len(cmd.List) == 5 && cmd.List[2].IsList:
+			sym, ok := cmd.List[1].Symbol()
+			if !ok {
+				at("define-fun needs a symbol name")
+				continue
+			}
+			if !declareName(c, sym, at) {
+				continue
+			}
+			defined[sym] = cmd
+			c.commands = append(c.commands, cmd)
+		case head == "assert" && len(cmd.List) == 2:
+			a, msg := splitNamed(cmd.List[1])
+			if msg != "" {
+				at("%s", msg)
+				continue
+			}
+			if a.Name != "" {
+				if named[a.Name] {
+					at("two assertions are named %q", a.Name)
+					continue
+				}
+				if strings.HasPrefix(a.Name, reserved) {
+					at("assertion names starting %q are reserved", reserved)
+					continue
+				}
+				named[a.Name] = true
+			}
+			if msg := nestedNamed(a.Term); msg != "" {
+				at("%s", msg)
+				continue
+			}
+			c.asserts = append(c.asserts, a)
+		case head == "declare-const", head == "define-fun", head == "assert":
+			at("malformed %s", head)
+		default:
+			at("command %q is not allowed in a policy (declare-const, define-fun and assert only)", clip(cmd.Head()))
+		}
+	}
+
+	// allow
+	allow, ok := smtSymbol(p.Allow)
+	switch {
+	case !ok:
+		add("allow", "%q is not an SMT-LIB symbol", clip(p.Allow))
+	case c.sorts[allow] != "" && c.sorts[allow] != "Bool":
+		add("allow", "%s is declared %s; allow must be a Bool constant", allow, c.sorts[allow])
+	case c.sorts[allow] == "":
+		if d, isDef := defined[allow]; !isDef || len(d.List[2].List) != 0 || d.List[3].String() != "Bool" {
+			add("allow", "%s is not declared as a Bool constant: (declare-const %s Bool) or (define-fun %s () Bool …)", allow, allow, allow)
+		}
+	}
+	c.allow = allow
+
+	// bind
+	if len(p.Bind) > MaxBindings {
+		add("bind", "%d bindings, at most %d", len(p.Bind), MaxBindings)
+	}
+	boundSet := map[string]bool{}
+	for _, k := range sortedKeys(p.Bind) {
+		field := "bind." + clip(k)
+		sym, ok := smtSymbol(k)
+		if !ok {
+			add(field, "%q is not an SMT-LIB symbol", clip(k))
+			continue
+		}
+		srt, declared := c.sorts[sym]
+		switch {
+		case !declared && defined[sym].IsList:
+			add(field, "%s is defined by define-fun; bind a declared constant", sym)
+			continue
+		case !declared:
+			add(field, "%s is not declared in the policy: (declare-const %s Sort)", sym, sym)
+			continue
+		case sym == allow:
+			add(field, "allow is what the policy decides; it cannot be bound to the request")
+			continue
+		}
+		ptr, err := ParsePointer(p.Bind[k])
+		if err != nil {
+			add(field, "%v", err)
+			continue
+		}
+		if !slices.Contains(ptr.Sorts(), srt) {
+			add(field, "%s is declared %s, but %s holds %s", sym, srt, ptr.Text, strings.Join(ptr.Sorts(), " or "))
+			continue
+		}
+		if boundSet[sym] {
+			add(field, "%s is bound twice", sym)
+			continue
+		}
+		boundSet[sym] = true
+		c.bound = append(c.bound, binding{Const: sym, Sort: srt, Ptr: ptr})
+	}
+	sort.Slice(c.bound, func(i, j int) bool { return c.bound[i].Const < c.bound[j].Const })
+	for _, cmd := range c.commands {
+		if cmd.Head() == "declare-const" {
+			if sym, _ := cmd.List[1].Symbol(); !boundSet[sym] {
+				c.free = append(c.free, sym)
+			}
+		}
+	}
+	// A helper that read a free constant would escape the quantifier the
+	// check puts around the free constants: helpers read bound ones only.
+	freeSet := map[string]bool{}
+	for _, f := range c.free {
+		freeSet[f] = true
+	}
+	for _, name := range sortedKeys(defined) {
+		d := defined[name]
+		params := map[string]bool{}
+		for _, prm := range d.List[2].List {
+			if prm.IsList && len(prm.List) == 2 {
+				if s, ok := prm.List[0].Symbol(); ok {
+					params[s] = true
+				}
+			}
+		}
+		if r := readsAny(d.List[4], freeSet, params); r != "" {
+			add("smtlib", "%s: define-fun %s reads %s, which no pointer binds: a helper may read bound constants only", d.Pos, name, r)
+		}
+	}
+	if len(fe) > 0 {
+		return nil, &ValidationError{Policy: name, Fields: fe}
+	}
+	id, err := p.ID()
+	if err != nil {
+		return nil, invalid(name, "", "%v", err)
+	}
+	c.ID = id
+	return c, nil
+}
+
+func declareName(c *Compiled, sym string, at func(string, ...any)) bool {
+	switch {
+	case strings.HasPrefix(sym, reserved):
+		at("symbols starting %q are reserved for the checker", reserved)
+		return false
+	case strings.ContainsAny(sym, `|\`):
+		at("symbol %q cannot be written back to a solver", clip(sym))
+		return false
+	case c.symbols[sym]:
+		at("%s is declared twice", sym)
+		return false
+	}
+	c.symbols[sym] = true
+	return true
+}
+
+// splitNamed takes a term apart: (! t :named n) gives t and n.
+func splitNamed(t smt.Sexp) (assertion, string) {
+	if t.Head() != "!" {
+		return assertion{Term: t}, ""
+	}
+	if len(t.List) < 2 {
+		return assertion{}, "(! …) needs a term"
+	}
+	a := assertion{Term: t.List[1]}
+	for i := 2; i < len(t.List); i += 2 {
+		if i+1 >= len(t.List) {
+			return assertion{}, "an attribute without a value"
+		}
+		if t.List[i].Atom != ":named" {
+			return assertion{}, fmt.Sprintf("attribute %s is not allowed (only :named)", clip(t.List[i].String()))
+		}
+		n, ok := t.List[i+1].Symbol()
+		if !ok || a.Name != "" {
+			return assertion{}, ":named needs one symbol"
+		}
+		a.Name = n
+	}
+	return a, ""
+}
+
+// nestedNamed refuses (! …) inside a term: the checker copies terms into
+// quantifiers, where a named term would be declared twice.
+func nestedNamed(t smt.Sexp) string {
+	if !t.IsList {
+		return ""
+	}
+	if t.Head() == "!" {
+		return "(! … :named …) is allowed only around a whole assertion"
+	}
+	for _, c := range t.List {
+		if m := nestedNamed(c); m != "" {
+			return m
+		}
+	}
+	return ""
+}
+
+// readsAny returns the first symbol of set that t reads, ignoring names in
+// shadow (a define-fun's parameters). Binders inside t (let, forall) that
+// reuse a name are rare enough to be refused with it.
+func readsAny(t smt.Sexp, set, shadow map[string]bool) string {
+	if !t.IsList {
+		if s, ok := t.Symbol(); ok && set[s] && !shadow[s] {
+			return s
+		}
+		return ""
+	}
+	for _, c := range t.List {
+		if r := readsAny(c, set, shadow); r != "" {
+			return r
+		}
+	}
+	return ""
+}
+
+func smtSymbol(s string) (string, bool) {
+	xs, err := smt.Parse(s)
+	if err != nil || len(xs) != 1 {
+		return "", false
+	}
+	return xs[0].Symbol()
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// CheckParams refuses a binding to a parameter that no capability the
+// policy applies to declares: a pointer to a field no governed request can
+// have is a mistake in the policy (a typo, a renamed parameter), and would
+// refuse every request it governs. params gives, for an applies_to entry,
+// the parameter names of the capabilities it denotes in the registry and
+// whether it denotes any; entries that denote nothing known are not held
+// against the policy (the registry may gain them).
+func (c *Compiled) CheckParams(params func(entry string) ([]string, bool)) error {
+	declared := map[string]bool{}
+	known := false
+	for _, a := range c.Policy.AppliesTo {
+		names, ok := params(a)
+		known = known || ok
+		for _, n := range names {
+			declared[n] = true
+		}
+	}
+	if !known {
+		return nil
+	}
+	var fe []registry.FieldError
+	for _, b := range c.bound {
+		if b.Ptr.Field == "params" && !declared[b.Ptr.Param] {
+			fe = append(fe, registry.FieldError{Field: "bind." + b.Const,
+				Problem: fmt.Sprintf("%s points to a parameter no capability this policy applies to (%s) declares", b.Ptr.Text, strings.Join(c.Policy.AppliesTo, ", "))})
+		}
+	}
+	if len(fe) > 0 {
+		return &ValidationError{Policy: c.Name, Fields: fe}
+	}
+	return nil
+}

@@ -1,0 +1,426 @@
+package policy
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/groundgate/groundgate/hashing"
+)
+
+// Set is one version of the policies in force: every policy by name, and
+// the set's digest, which grounding records and footprints carry.
+type Set struct {
+	Version  uint64
+	Digest   hashing.Digest
+	policies map[string]*Compiled
+	names    []string
+}
+
+// SetDigest is the digest of a policy set: SHA-256 of the RFC 8785 form of
+// {"policies": {NAME: ID…}}. The empty set has one too, so every record
+// says which rules (possibly none) admitted it.
+func SetDigest(ids map[string]hashing.Digest) hashing.Digest {
+	if ids == nil {
+		ids = map[string]hashing.Digest{}
+	}
+	d, err := hashing.SHA256Of(struct {
+		Policies map[string]hashing.Digest `json:"policies"`
+	}{ids})
+	if err != nil {
+		panic(err) // digests and names always encode
+	}
+	return d
+}
+
+// NewSet makes a set of compiled policies (version 0: not stored).
+func NewSet(cs ...*Compiled) *Set {
+	s := &Set{policies: map[string]*Compiled{}}
+	for _, c := range cs {
+		s.policies[c.Name] = c
+	}
+	s.seal()
+	return s
+}
+
+func (s *Set) seal() {
+	s.names = sortedKeys(s.policies)
+	ids := make(map[string]hashing.Digest, len(s.policies))
+	for n, c := range s.policies {
+		ids[n] = c.ID
+	}
+	s.Digest = SetDigest(ids)
+}
+
+// Len is the number of policies.
+func (s *Set) Len() int { return len(s.names) }
+
+// Names lists the policies' names, sorted.
+func (s *Set) Names() []string { return append([]string(nil), s.names...) }
+
+// Get returns one policy.
+func (s *Set) Get(name string) (*Compiled, bool) {
+	c, ok := s.policies[name]
+	return c, ok
+}
+
+// Applicable lists, in name order, the policies that govern a request with
+// this family and metric.
+func (s *Set) Applicable(family, metric string) []*Compiled {
+	var out []*Compiled
+	for _, n := range s.names {
+		if c := s.policies[n]; c.AppliesTo(family, metric) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// IDs maps each name to its policy's id.
+func (s *Set) IDs() map[string]hashing.Digest {
+	ids := make(map[string]hashing.Digest, len(s.names))
+	for n, c := range s.policies {
+		ids[n] = c.ID
+	}
+	return ids
+}
+
+// VersionInfo describes a stored version of the set.
+type VersionInfo struct {
+	Version  uint64                    `json:"version"`
+	Digest   hashing.Digest            `json:"digest"`
+	Policies map[string]hashing.Digest `json:"policies"`
+	Change   Change                    `json:"change"`
+	Created  time.Time                 `json:"created"`
+}
+
+// Change is what a version changed.
+type Change struct {
+	Op   string `json:"op"` // "put" or "delete"
+	Name string `json:"name"`
+}
+
+var (
+	bucketBlobs    = []byte("policy.blobs")
+	bucketVersions = []byte("policy.versions")
+)
+
+// Store keeps policies in the registry's bbolt file: each policy's bytes
+// under its id (content-addressed, never rewritten), and each version of
+// the set as a map from names to ids. Every version stays readable. It is
+// safe for concurrent use; writes are serialised.
+type Store struct {
+	db      *bolt.DB
+	now     func() time.Time
+	writeMu sync.Mutex
+	current atomic.Pointer[Set]
+}
+
+// OpenStore opens the policy store in db, creating its buckets, and loads
+// the current set, verifying and compiling every policy in it. A policy
+// whose bytes no longer hash to its id is ErrCorrupt: it is never served.
+func OpenStore(ctx context.Context, db *bolt.DB, now func() time.Time) (*Store, error) {
+	if now == nil {
+		now = time.Now
+	}
+	s := &Store{db: db, now: now}
+	if !db.IsReadOnly() {
+		if err := db.Update(func(tx *bolt.Tx) error {
+			for _, b := range [][]byte{bucketBlobs, bucketVersions} {
+				if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			return nil, fmt.Errorf("policy: init store: %w", err)
+		}
+	}
+	var set *Set
+	err := db.View(func(tx *bolt.Tx) error {
+		var err error
+		set, err = latest(ctx, tx)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.current.Store(set)
+	return s, nil
+}
+
+// Current is the set in force. It does no I/O.
+func (s *Store) Current() *Set { return s.current.Load() }
+
+func latest(ctx context.Context, tx *bolt.Tx) (*Set, error) {
+	b := tx.Bucket(bucketVersions)
+	if b == nil {
+		return NewSet(), nil
+	}
+	k, _ := b.Cursor().Last()
+	if k == nil {
+		return NewSet(), nil
+	}
+	return readSet(ctx, tx, binary.BigEndian.Uint64(k))
+}
+
+func readInfo(tx *bolt.Tx, n uint64) (VersionInfo, error) {
+	var info VersionInfo
+	b := tx.Bucket(bucketVersions)
+	if b == nil {
+		return info, fmt.Errorf("policy set version %d: %w", n, ErrNotFound)
+	}
+	raw := b.Get(versionKey(n))
+	if raw == nil {
+		return info, fmt.Errorf("policy set version %d: %w", n, ErrNotFound)
+	}
+	if err := hashing.DecodeStrict(raw, &info); err != nil {
+		return info, fmt.Errorf("policy set version %d: %v: %w", n, err, ErrCorrupt)
+	}
+	if got := SetDigest(info.Policies); got != info.Digest || info.Version != n {
+		return info, fmt.Errorf("policy set version %d records digest %s, its policies give %s: %w", n, info.Digest, got, ErrCorrupt)
+	}
+	return info, nil
+}
+
+func readSet(ctx context.Context, tx *bolt.Tx, n uint64) (*Set, error) {
+	info, err := readInfo(tx, n)
+	if err != nil {
+		return nil, err
+	}
+	set := &Set{Version: n, policies: map[string]*Compiled{}}
+	for _, name := range sortedKeys(info.Policies) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		p, err := readBlob(tx, name, info.Policies[name])
+		if err != nil {
+			return nil, err
+		}
+		c, err := Compile(name, p)
+		if err != nil {
+			// It compiled when it was written; a release that no longer
+			// accepts it must not silently drop a rule.
+			return nil, fmt.Errorf("stored policy %s no longer compiles (%v): %w", name, err, ErrCorrupt)
+		}
+		set.policies[name] = c
+	}
+	set.seal()
+	if set.Digest != info.Digest {
+		return nil, fmt.Errorf("policy set version %d: %w", n, ErrCorrupt)
+	}
+	return set, nil
+}
+
+func readBlob(tx *bolt.Tx, name string, id hashing.Digest) (Policy, error) {
+	raw := tx.Bucket(bucketBlobs).Get(id.Key())
+	if raw == nil {
+		return Policy{}, fmt.Errorf("policy %s (%s) is missing: %w", name, id, ErrCorrupt)
+	}
+	if got := hashing.SumSHA256(raw); got != id {
+		return Policy{}, fmt.Errorf("policy %s: bytes hash to %s, not %s: %w", name, got, id, ErrCorrupt)
+	}
+	var p Policy
+	if err := hashing.DecodeStrict(raw, &p); err != nil {
+		return Policy{}, fmt.Errorf("policy %s: %v: %w", name, err, ErrCorrupt)
+	}
+	return p, nil
+}
+
+func versionKey(n uint64) []byte {
+	k := make([]byte, 8)
+	binary.BigEndian.PutUint64(k, n)
+	return k
+}
+
+// PutResult reports a Put.
+type PutResult struct {
+	Policy  *Compiled
+	Version uint64
+	Changed bool // false when the policy was already in force as given
+}
+
+// Put stores c under its name as a new version of the set. A policy equal
+// to the one in force creates no version. Validate c (Compile and, with a
+// solver, Checker.Validate) before putting it.
+func (s *Store) Put(ctx context.Context, c *Compiled) (PutResult, error) {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	cur := s.Current()
+	if old, ok := cur.Get(c.Name); ok && old.ID == c.ID {
+		return PutResult{Policy: old, Version: cur.Version}, nil
+	}
+	if _, ok := cur.Get(c.Name); !ok && cur.Len() >= MaxPolicies {
+		return PutResult{}, fmt.Errorf("%w: %d policies are in force, at most %d", ErrTooMany, cur.Len(), MaxPolicies)
+	}
+	raw, err := hashing.Canonical(c.Policy)
+	if err != nil {
+		return PutResult{}, fmt.Errorf("policy: encode %s: %w", c.Name, err)
+	}
+	next := &Set{policies: map[string]*Compiled{}}
+	for n, p := range cur.policies {
+		next.policies[n] = p
+	}
+	next.policies[c.Name] = c
+	if err := s.commit(ctx, cur, next, Change{Op: "put", Name: c.Name}, c.ID, raw); err != nil {
+		return PutResult{}, err
+	}
+	return PutResult{Policy: c, Version: next.Version, Changed: true}, nil
+}
+
+// Delete removes a policy from the set as a new version; its bytes stay
+// readable in older versions.
+func (s *Store) Delete(ctx context.Context, name string) (uint64, error) {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	cur := s.Current()
+	if _, ok := cur.Get(name); !ok {
+		return 0, fmt.Errorf("policy %q: %w", clip(name), ErrNotFound)
+	}
+	next := &Set{policies: map[string]*Compiled{}}
+	for n, p := range cur.policies {
+		if n != name {
+			next.policies[n] = p
+		}
+	}
+	if err := s.commit(ctx, cur, next, Change{Op: "delete", Name: name}, hashing.Digest{}, nil); err != nil {
+		return 0, err
+	}
+	return next.Version, nil
+}
+
+func (s *Store) commit(ctx context.Context, cur, next *Set, ch Change, id hashing.Digest, raw []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	next.Version = cur.Version + 1
+	next.seal()
+	info := VersionInfo{Version: next.Version, Digest: next.Digest, Policies: next.IDs(), Change: ch, Created: s.now().UTC().Truncate(time.Second)}
+	doc, err := hashing.Canonical(info)
+	if err != nil {
+		return fmt.Errorf("policy: encode version: %w", err)
+	}
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		if raw != nil {
+			if err := tx.Bucket(bucketBlobs).Put(id.Key(), raw); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(bucketVersions).Put(versionKey(next.Version), doc)
+	})
+	if err != nil {
+		return fmt.Errorf("policy: store version %d: %w", next.Version, err)
+	}
+	s.current.Store(next)
+	return nil
+}
+
+// Version reads a past version of the set (0 is the empty set).
+func (s *Store) Version(ctx context.Context, n uint64) (*Set, error) {
+	if cur := s.Current(); cur.Version == n {
+		return cur, nil
+	}
+	if n == 0 {
+		return NewSet(), nil
+	}
+	var set *Set
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		set, err = readSet(ctx, tx, n)
+		return err
+	})
+	return set, err
+}
+
+// History lists every version's header, newest first.
+func (s *Store) History(ctx context.Context) ([]VersionInfo, error) {
+	var out []VersionInfo
+	err := s.db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketVersions)
+		if b == nil {
+			return nil
+		}
+		c := b.Cursor()
+		for k, _ := c.Last(); k != nil; k, _ = c.Prev() {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			info, err := readInfo(tx, binary.BigEndian.Uint64(k))
+			if err != nil {
+				return err
+			}
+			out = append(out, info)
+		}
+		return nil
+	})
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Version > out[j].Version })
+	return out, err
+}
+
+// VerifyDB re-checks every stored policy and version of the set in db:
+// each policy's bytes hash to its id and decode, each version's digest
+// matches its names and ids, and every id a version names is stored. It
+// returns how many policies and versions it checked and every problem;
+// the error wraps ErrCorrupt when there is one.
+func VerifyDB(ctx context.Context, db *bolt.DB) (int, []string, error) {
+	var problems []string
+	n := 0
+	err := db.View(func(tx *bolt.Tx) error {
+		blobs, versions := tx.Bucket(bucketBlobs), tx.Bucket(bucketVersions)
+		if blobs == nil || versions == nil {
+			return nil
+		}
+		if err := blobs.ForEach(func(k, v []byte) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			n++
+			id, err := hashing.Parse(string(k))
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("policy key %q is not a digest", clip(string(k))))
+				return nil
+			}
+			if got := hashing.SumSHA256(v); got != id {
+				problems = append(problems, fmt.Sprintf("policy %s: bytes hash to %s", id, got))
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		return versions.ForEach(func(k, _ []byte) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			n++
+			if len(k) != 8 {
+				problems = append(problems, fmt.Sprintf("policy set version key %x is not a version number", k))
+				return nil
+			}
+			v := binary.BigEndian.Uint64(k)
+			info, err := readInfo(tx, v)
+			if err != nil {
+				problems = append(problems, err.Error())
+				return nil
+			}
+			for _, name := range sortedKeys(info.Policies) {
+				if _, err := readBlob(tx, name, info.Policies[name]); err != nil {
+					problems = append(problems, fmt.Sprintf("policy set version %d: %v", v, err))
+				}
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return n, problems, fmt.Errorf("policy: verify: %w", err)
+	}
+	if len(problems) > 0 {
+		return n, problems, fmt.Errorf("policy: %d problem(s): %w", len(problems), ErrCorrupt)
+	}
+	return n, problems, nil
+}
