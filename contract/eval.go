@@ -200,10 +200,15 @@ func (c *Cache) Program(identity, kind string, params []Param, con *Contract) (*
 		return nil, err
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	// Two callers may have compiled the same contract at once: the first
+	// stored wins, so an identity has one program while it is cached.
+	if q, ok := c.m[key]; ok {
+		return q, nil
+	}
 	if len(c.m) >= c.max {
 		clear(c.m)
 	}
 	c.m[key] = p
-	c.mu.Unlock()
 	return p, nil
 }
