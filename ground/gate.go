@@ -304,7 +304,12 @@ func (g *Gate) Load(ctx context.Context, id hashing.Digest) (*Grounded, error) {
 // authorize re-decides a grounding admitted under another policy set
 // against the set in force now: rules an agent must never break apply to
 // every run from the moment they are in force, not only to requests
-// grounded after. The registry version stays the grounding's.
+// grounded after. The registry version stays the grounding's. When the
+// set admits it, gr carries that set's digest and the data digest its
+// policies read, so the footprint names the rules that authorised the run
+// and the executor runs on the bytes they checked. (The set may change
+// again while the execution waits for a slot; that run is authorised by
+// the set in force when it was loaded.)
 func (g *Gate) authorize(ctx context.Context, gr *Grounded) error {
 	set := g.policySet()
 	if g.pcheck == nil || set.Digest == gr.Policies() {
@@ -322,6 +327,10 @@ func (g *Gate) authorize(ctx context.Context, gr *Grounded) error {
 	if len(fails) > 0 {
 		return &PolicyError{Grounding: gr.ID(), Policies: set.Digest, Failures: fails}
 	}
+	// What runs is what this decision authorised: the set that decided it,
+	// and the data bytes its policies read (if any).
+	digest := set.Digest
+	gr.rec.Policies, gr.rec.DataDigest = &digest, a.data
 	return nil
 }
 

@@ -48,7 +48,9 @@ func (g *Grounded) RegistryVersion() uint64 { return g.rec.RegistryVersion }
 // Registry is the registry hash the request was admitted at.
 func (g *Grounded) Registry() hashing.Digest { return g.rec.Registry }
 
-// Policies is the digest of the policy set the request was admitted under.
+// Policies is the digest of the policy set that authorised the request:
+// the one it was grounded under, or, when Load re-decided it, the set in
+// force then.
 // Zero for a record older than policies.
 func (g *Grounded) Policies() hashing.Digest {
 	if g.rec.Policies == nil {

@@ -187,6 +187,27 @@ func TestPolicyInForceAtLoad(t *testing.T) {
 	if _, err := r.gate.Load(ctx, out.ID); err != nil {
 		t.Fatalf("Load after the rule is withdrawn: %v", err)
 	}
+	// Re-decided under another set that admits it, it carries that set's
+	// digest, and the data its embargo read.
+	lenient, err := policy.Compile("lenient", policy.Policy{
+		SMTLIB: "(declare-const leverage Real)\n(define-fun allow () Bool true)\n(assert (! (<= leverage 5.0) :named at_most_5))",
+		Bind:   map[string]string{"leverage": "/params/leverage"}, Allow: "allow", AppliesTo: []string{"family"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.policies.Put(ctx, lenient); err != nil {
+		t.Fatal(err)
+	}
+	gr, err := r.gate.Load(ctx, out.ID)
+	if err != nil {
+		t.Fatalf("Load under a lenient set: %v", err)
+	}
+	if gr.Policies() != r.policies.Current().Digest || gr.Policies() == *out.Record.Policies {
+		t.Errorf("re-decided grounding names set %s; in force %s, grounded under %s", gr.Policies(), r.policies.Current().Digest, *out.Record.Policies)
+	}
+	if d, ok := gr.DataDigest(); !ok || d != *out.Record.DataDigest {
+		t.Errorf("re-decided grounding pins data %v %v, want %s", d, ok, out.Record.DataDigest)
+	}
 }
 
 // A solver that cannot run is the server's failure: no decision, nothing

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -164,6 +167,11 @@ func (k *Checker) Check(ctx context.Context, cs []*Compiled, req Request) ([]Ref
 		q.Timeout = k.timeout
 		res, err := k.solver.Check(ctx, q)
 		if err != nil {
+			if ctx.Err() != nil {
+				// The caller gave up (or its deadline passed waiting for a
+				// solver): no verdict, nothing to record.
+				return nil, fmt.Errorf("policy: %w", ctx.Err())
+			}
 			if undecided(err) {
 				for _, i := range open {
 					refused[i] = undecidedRefusal(cs[i].Name, err)
@@ -193,7 +201,21 @@ func (k *Checker) Check(ctx context.Context, cs []*Compiled, req Request) ([]Ref
 				continue
 			}
 			found = true
-			r, err := k.explain(ctx, cs[i], axes, point)
+			// One request, one record: the witness is the policy's least
+			// violating grid point and the core a deterministic minimal
+			// one, whatever model or core the solver happened to give.
+			at, err := k.leastPoint(ctx, cs, i, axes, axisOrder, point)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, fmt.Errorf("policy: %w", ctx.Err())
+				}
+				if !undecided(err) {
+					return nil, solverErr(err)
+				}
+				refused[i] = undecidedRefusal(cs[i].Name, err)
+				continue
+			}
+			r, err := k.explain(ctx, cs[i], axes, at)
 			if err != nil {
 				return nil, err
 			}
@@ -224,8 +246,10 @@ func undecidedRefusal(name string, err error) *Refusal {
 	} else if errors.Is(err, smt.ErrBadQuery) {
 		what = "the solver refused the policy"
 	}
+	// The solver's own words (line numbers, its name) vary between runs and
+	// solvers; the record keeps only what is decided.
 	return &Refusal{Policy: name, Reason: ReasonUndecided, Core: []string{},
-		Detail: fmt.Sprintf("policy %s: %s (%v); what cannot be decided is not admitted: ask the policy's administrator", name, what, err)}
+		Detail: fmt.Sprintf("policy %s: %s; what cannot be decided is not admitted: narrow the grid, or ask the policy's administrator", name, what)}
 }
 
 // gridQuery builds the one query whose models are the grid points some
@@ -387,6 +411,7 @@ func (k *Checker) explain(ctx context.Context, c *Compiled, axes map[string]*axi
 	// The values the grid spans come first: they are what an agent changes.
 	witness = append(spans, witness...)
 	c.writeCommands(&b, func(s string) string { return s }, terms)
+	prefix := b.String()
 	for _, a := range c.asserts {
 		if a.Name != "" {
 			fmt.Fprintf(&b, "(assert (! %s :named %s))\n", a.Term.String(), smt.SymbolText(a.Name))
@@ -408,7 +433,16 @@ func (k *Checker) explain(ctx context.Context, c *Compiled, axes map[string]*axi
 	switch res.Status {
 	case smt.Unsat:
 		r.Reason = ReasonViolated
-		r.Core = append(r.Core, res.Core...)
+		core, err := k.minimalCore(ctx, c, prefix, smt.SymbolText(c.allow), res.Core)
+		if err != nil {
+			if ctx.Err() != nil || !undecided(err) {
+				return Refusal{}, solverErr(err)
+			}
+			u := undecidedRefusal(c.Name, err)
+			u.Witness = witness
+			return *u, nil
+		}
+		r.Core = append(r.Core, core...)
 		var rules []string
 		for _, n := range r.Core {
 			rules = append(rules, fmt.Sprintf("%s %s", n, clipRule(c.Rule(n))))
@@ -555,4 +589,94 @@ func (c *Compiled) writeCommands(b *strings.Builder, ren func(string) string, te
 		b.WriteString(cmd.Rename(c.symbols, ren).String())
 		b.WriteByte('\n')
 	}
+}
+
+// errUndecided is a solver's unknown on a question the checker must answer.
+var errUndecided = fmt.Errorf("%w: the solver answered unknown", smt.ErrTimeout)
+
+// leastPoint moves policy i's witness to its least violating grid point:
+// axis by axis in request order, the smallest index for which some
+// violating point remains (a binary search below the index known to
+// violate). It costs O(axes · log(values)) queries, on refusals only.
+func (k *Checker) leastPoint(ctx context.Context, cs []*Compiled, i int, axes map[string]*axis, order []*axis, point map[*axis]int) (map[*axis]int, error) {
+	base, _ := gridQuery(cs, []int{i}, axes, order)
+	best := maps.Clone(point)
+	var fixed strings.Builder
+	for _, ax := range order {
+		if ax.index == "" || !strings.Contains(base.Commands, "(declare-const "+ax.index+" ") {
+			continue
+		}
+		lo, hi := 0, best[ax]
+		for lo < hi {
+			mid := (lo + hi) / 2
+			q := base
+			q.Commands += fixed.String() + fmt.Sprintf("(assert (<= %s %d))\n", ax.index, mid)
+			q.Timeout = k.timeout
+			res, err := k.solver.Check(ctx, q)
+			if err != nil {
+				return nil, err
+			}
+			switch res.Status {
+			case smt.Sat:
+				m, err := witnessPoint(res.Model, order)
+				if err != nil {
+					return nil, err
+				}
+				for a, v := range m {
+					if a.index != "" {
+						best[a] = v
+					}
+				}
+				hi = best[ax]
+			case smt.Unsat:
+				lo = mid + 1
+			default:
+				return nil, errUndecided
+			}
+		}
+		fmt.Fprintf(&fixed, "(assert (= %s %d))\n", ax.index, best[ax])
+	}
+	return best, nil
+}
+
+// maxShrink bounds the named assertions a core is minimised over by
+// deletion; beyond it the solver's own core is the start.
+const maxShrink = 24
+
+// minimalCore shrinks an unsat core to the minimal one that deletion in
+// source order gives: starting from every named assertion (or, past
+// maxShrink, from the solver's core), drop each in turn and keep it out
+// if what remains is still unsat. The answer depends on the policy and the
+// point alone, not on which core a solver returned.
+func (k *Checker) minimalCore(ctx context.Context, c *Compiled, prefix, goal string, solverCore []string) ([]string, error) {
+	var keep []string
+	for _, a := range c.asserts {
+		if a.Name != "" && (len(c.Rules()) <= maxShrink || slices.Contains(solverCore, a.Name)) {
+			keep = append(keep, a.Name)
+		}
+	}
+	for j := 0; j < len(keep); {
+		trial := append(append([]string{}, keep[:j]...), keep[j+1:]...)
+		var b strings.Builder
+		b.WriteString(prefix)
+		for _, a := range c.asserts {
+			if a.Name == "" || slices.Contains(trial, a.Name) {
+				fmt.Fprintf(&b, "(assert %s)\n", a.Term.String())
+			}
+		}
+		res, err := k.solver.Check(ctx, smt.Query{Commands: b.String(), Goal: goal, Values: []string{}, Timeout: k.timeout})
+		if err != nil {
+			return nil, err
+		}
+		switch res.Status {
+		case smt.Unsat:
+			keep = trial // not needed
+		case smt.Sat:
+			j++ // needed
+		default:
+			return nil, errUndecided
+		}
+	}
+	sort.Strings(keep)
+	return keep, nil
 }

@@ -348,6 +348,10 @@ func TestCompileRefuses(t *testing.T) {
 		{"grid points as Real", "(declare-const lev Real) (declare-const allow Bool)", map[string]string{"lev": "/grid/points"}, "allow", "bind.lev", "/grid/points holds Int"},
 		{"date fact as String", "(declare-const lev String) (declare-const allow Bool)", map[string]string{"lev": "/facts/data/last_date"}, "allow", "bind.lev", "holds Int"},
 		{"helper reads an unbound constant", "(declare-const lev Real) (declare-const x Int) (declare-const allow Bool) (define-fun h () Bool (> x 1))", base, "allow", "smtlib", "reads x"},
+		// Found by review: each was accepted, then admitted what it should refuse or failed every check.
+		{"a let variable with the reserved prefix", "(declare-const lev Real) (declare-const allow Bool) (assert (! (= allow (let ((gg.p0.lev 1.0)) (<= lev 10.0))) :named cap))", base, "allow", "smtlib", `"gg." are reserved`},
+		{"raw non-ASCII in a string literal", "(declare-const lev Real) (declare-const d String) (declare-const allow Bool) (assert (= allow (not (= d \"café.csv\"))))", base, "allow", "smtlib", "non-ASCII"},
+		{"an assertion named like a constant", "(declare-const lev Real) (declare-const allow Bool) (assert (! (= allow (<= lev 10.0)) :named lev))", base, "allow", "smtlib", "also a declared"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -98,8 +98,13 @@ func (c *Compiled) AppliesTo(family, metric string) bool {
 	return false
 }
 
-// kinds a policy may name in applies_to.
-var kindNames = []string{string(registry.KindOperation), string(registry.KindFamily), string(registry.KindMetric), string(registry.KindSignal), string(registry.KindRecipe)}
+// kinds a policy may name in applies_to: a request names a family and a
+// metric, so those are the kinds a policy can govern.
+var kindNames = []string{string(registry.KindFamily), string(registry.KindMetric)}
+
+// otherKinds are kinds no request names: a policy on them would govern
+// nothing.
+var otherKinds = []string{string(registry.KindOperation), string(registry.KindSignal), string(registry.KindRecipe)}
 
 // Compile validates a policy without a solver: its name, its fields, and
 // its SMT-LIB (syntax, commands, declarations, the allow constant, the
@@ -127,6 +132,8 @@ func Compile(name string, p Policy) (*Compiled, error) {
 		switch {
 		case seen[a]:
 			add(fmt.Sprintf("applies_to[%d]", i), "%q is listed twice", clip(a))
+		case slices.Contains(otherKinds, a):
+			add(fmt.Sprintf("applies_to[%d]", i), "no request names a capability of kind %s: a policy governs the family or the metric (kinds %s, or their names)", a, strings.Join(kindNames, ", "))
 		case len(a) > MaxNameLen || !registry.ValidName(a):
 			add(fmt.Sprintf("applies_to[%d]", i), "%q is neither a kind nor a capability name", clip(a))
 		}
@@ -153,6 +160,10 @@ func Compile(name string, p Policy) (*Compiled, error) {
 		at := func(format string, args ...any) { add("smtlib", "%s: "+format, append([]any{cmd.Pos}, args...)...) }
 		if !cmd.IsList || len(cmd.List) == 0 {
 			at("expected a command")
+			continue
+		}
+		if msg := checkAtoms(cmd); msg != "" {
+			at("%s", msg)
 			continue
 		}
 		head := cmd.Head()
@@ -196,8 +207,8 @@ func Compile(name string, p Policy) (*Compiled, error) {
 					at("two assertions are named %q", a.Name)
 					continue
 				}
-				if strings.HasPrefix(a.Name, reserved) {
-					at("assertion names starting %q are reserved", reserved)
+				if c.symbols[a.Name] {
+					at("the assertion name %s is also a declared or defined symbol", a.Name)
 					continue
 				}
 				named[a.Name] = true
@@ -400,35 +411,72 @@ func sortedKeys[V any](m map[string]V) []string {
 	return ks
 }
 
-// CheckParams refuses a binding to a parameter that no capability the
-// policy applies to declares: a pointer to a field no governed request can
-// have is a mistake in the policy (a typo, a renamed parameter), and would
-// refuse every request it governs. params gives, for an applies_to entry,
-// the parameter names of the capabilities it denotes in the registry and
-// whether it denotes any; entries that denote nothing known are not held
-// against the policy (the registry may gain them).
-func (c *Compiled) CheckParams(params func(entry string) ([]string, bool)) error {
+// CheckRegistry checks the policy against the registry it will govern:
+// a name in applies_to that is a capability of another kind than family
+// or metric is refused (a request names a family and a metric; a policy
+// on an operation would govern nothing and fail open), and so is a binding
+// to a parameter that no family it applies to declares (a typo, a renamed
+// parameter: it would refuse every request it governs). Names the registry
+// does not hold are not held against the policy: it may gain them.
+func (c *Compiled) CheckRegistry(snap *registry.Snapshot) error {
 	declared := map[string]bool{}
 	known := false
-	for _, a := range c.Policy.AppliesTo {
-		names, ok := params(a)
-		known = known || ok
-		for _, n := range names {
-			declared[n] = true
+	var fe []registry.FieldError
+	for i, a := range c.Policy.AppliesTo {
+		for _, cp := range snap.Capabilities() {
+			governed := cp.Kind == registry.KindFamily || cp.Kind == registry.KindMetric
+			switch {
+			case cp.Name == a && !governed:
+				fe = append(fe, registry.FieldError{Field: fmt.Sprintf("applies_to[%d]", i),
+					Problem: fmt.Sprintf("%s is a capability of kind %s: a policy governs requests, which name a family and a metric", a, cp.Kind)})
+				continue
+			case cp.Name != a && string(cp.Kind) != a, !governed:
+				continue
+			}
+			known = true
+			for _, p := range cp.Alg.Params {
+				declared[p.Name] = true
+			}
 		}
 	}
-	if !known {
-		return nil
-	}
-	var fe []registry.FieldError
-	for _, b := range c.bound {
-		if b.Ptr.Field == "params" && !declared[b.Ptr.Param] {
-			fe = append(fe, registry.FieldError{Field: "bind." + b.Const,
-				Problem: fmt.Sprintf("%s points to a parameter no capability this policy applies to (%s) declares", b.Ptr.Text, strings.Join(c.Policy.AppliesTo, ", "))})
+	if known {
+		for _, b := range c.bound {
+			if b.Ptr.Field == "params" && !declared[b.Ptr.Param] {
+				fe = append(fe, registry.FieldError{Field: "bind." + b.Const,
+					Problem: fmt.Sprintf("%s points to a parameter no capability this policy applies to (%s) declares", b.Ptr.Text, strings.Join(c.Policy.AppliesTo, ", "))})
+			}
 		}
 	}
 	if len(fe) > 0 {
 		return &ValidationError{Policy: c.Name, Fields: fe}
 	}
 	return nil
+}
+
+// checkAtoms refuses what a solver would read differently from this
+// checker: a symbol with the checker's reserved prefix anywhere (a let or
+// quantifier variable named gg.p0.x would capture a renamed constant), and
+// a string literal with raw non-ASCII text (z3 4.8 reads its UTF-8 bytes
+// one by one, so "é" would never equal the \u{e9} a request value is
+// written as; cvc5 refuses it).
+func checkAtoms(t smt.Sexp) string {
+	if t.IsList {
+		for _, c := range t.List {
+			if m := checkAtoms(c); m != "" {
+				return m
+			}
+		}
+		return ""
+	}
+	if sym, ok := t.Symbol(); ok && strings.HasPrefix(sym, reserved) {
+		return fmt.Sprintf("symbols starting %q are reserved for the checker (%s)", reserved, clip(sym))
+	}
+	if strings.HasPrefix(t.Atom, `"`) {
+		for i := 0; i < len(t.Atom); i++ {
+			if t.Atom[i] >= 0x80 {
+				return fmt.Sprintf("string literal %s holds non-ASCII text: write it with \\u{…} escapes (é is \\u{e9})", clip(t.Atom))
+			}
+		}
+	}
+	return ""
 }

@@ -1,9 +1,6 @@
 package policy
 
-import (
-	"github.com/groundgate/groundgate/hashing"
-	"github.com/groundgate/groundgate/registry"
-)
+import "github.com/groundgate/groundgate/hashing"
 
 // Body is one policy as the API and the command line show it.
 type Body struct {
@@ -39,24 +36,4 @@ func (s *Set) Body() SetBody {
 		out.Policies = append(out.Policies, s.policies[n].Body())
 	}
 	return out
-}
-
-// ParamsIn lists, for CheckParams, the parameters of what an applies_to
-// entry denotes in snap: a kind, every capability of that kind; a name,
-// that capability.
-func ParamsIn(snap *registry.Snapshot) func(string) ([]string, bool) {
-	return func(entry string) ([]string, bool) {
-		var names []string
-		found := false
-		for _, c := range snap.Capabilities() {
-			if string(c.Kind) != entry && c.Name != entry {
-				continue
-			}
-			found = true
-			for _, p := range c.Alg.Params {
-				names = append(names, p.Name)
-			}
-		}
-		return names, found
-	}
 }

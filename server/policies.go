@@ -93,7 +93,7 @@ func (s *Server) compilePolicy(c echo.Context, name string) (*policy.Compiled, e
 	if err != nil {
 		return nil, err
 	}
-	if err := cp.CheckParams(policy.ParamsIn(s.reg.Current())); err != nil {
+	if err := cp.CheckRegistry(s.reg.Current()); err != nil {
 		return nil, err
 	}
 	if err := s.checker.Validate(ctx, cp); err != nil {

@@ -74,6 +74,10 @@ func TestPoliciesOverREST(t *testing.T) {
 			"bind.w", "points to no field a policy can bind"},
 		{"ill-sorted, as the solver says", `{"smtlib": "(declare-const w Int)\n(define-fun allow () Bool (< w \"ten\"))", "bind": {"w": "/params/window"}, "allow": "allow", "applies_to": ["family"]}`,
 			"smtlib", "solver rejected it"},
+		{"a kind no request names", `{"smtlib": "(declare-const w Int)\n(define-fun allow () Bool (< w 10))", "bind": {"w": "/params/window"}, "allow": "allow", "applies_to": ["signal"]}`,
+			"applies_to[0]", "no request names a capability of kind signal"},
+		{"an operation by name", `{"smtlib": "(declare-const w Int)\n(define-fun allow () Bool (< w 10))", "bind": {"w": "/params/window"}, "allow": "allow", "applies_to": ["wzs"]}`,
+			"applies_to[0]", "wzs is a capability of kind operation"},
 		{"a command that drives the solver", `{"smtlib": "(declare-const w Int)\n(check-sat)\n(define-fun allow () Bool true)", "bind": {"w": "/params/window"}, "allow": "allow", "applies_to": ["family"]}`,
 			"smtlib", `command "check-sat" is not allowed`},
 	}

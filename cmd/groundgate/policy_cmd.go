@@ -190,7 +190,7 @@ func policyPut(ctx context.Context, cli *CLI, args []string) error {
 	}
 	defer pool.Close()
 	for _, c := range cs {
-		if err := c.CheckParams(policy.ParamsIn(store.Current())); err != nil {
+		if err := c.CheckRegistry(store.Current()); err != nil {
 			return err
 		}
 		if err := k.Validate(ctx, c); err != nil {

@@ -61,6 +61,9 @@ type Main struct {
 	Policies *policy.Store
 	Checker  *policy.Checker
 	pool     *smt.Pool
+	// lintPool serves lint and policy writes: anyone may lint, and a lint
+	// may ask many questions, so it never holds the gate's solvers.
+	lintPool *smt.Pool
 	data     *DataRoot
 	http     *http.Server
 	ln       net.Listener
@@ -131,8 +134,10 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	if err != nil {
 		return nil, err
 	}
+	sv, _ := SolverByName(cfg.Solver) // OpenPolicies accepted the name
+	m.lintPool = smt.NewPool(sv, 1)
 	srv := server.New(server.Deps{Registry: m.Store, Discoverer: m.Disc, Gate: m.Gate, Executor: releasing{m.Exec},
-		Policies: m.Policies, Checker: m.Checker},
+		Policies: m.Policies, Checker: policy.NewChecker(m.lintPool, cfg.PolicyTimeout)},
 		server.Config{AdminToken: cfg.AdminToken, Logger: cfg.Logger})
 	m.http = &http.Server{
 		Handler:           srv.Handler(),
@@ -201,6 +206,10 @@ func (m *Main) Close() error {
 	if m.pool != nil {
 		m.pool.Close()
 		m.pool = nil
+	}
+	if m.lintPool != nil {
+		m.lintPool.Close()
+		m.lintPool = nil
 	}
 	if m.Store != nil {
 		err := m.Store.Close()
