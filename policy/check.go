@@ -277,6 +277,22 @@ func gridQuery(cs []*Compiled, open []int, axes map[string]*axis, order []*axis)
 			values = append(values, ax.index)
 		}
 	}
+	// A grid axis's value is written once per sort and named, so the query
+	// grows with the grid plus the policies, not with their product (256
+	// policies binding one 64-value list would otherwise pass MaxQueryBytes).
+	shared := map[string]string{} // pointer + sort → defined name
+	for _, i := range open {
+		for _, bd := range cs[i].bound {
+			ax := axes[bd.Ptr.Text]
+			key := bd.Ptr.Text + "\x00" + bd.Sort
+			if ax.index == "" || shared[key] != "" {
+				continue
+			}
+			name := fmt.Sprintf("%sa.%d", reserved, len(shared))
+			fmt.Fprintf(&b, "(define-fun %s () %s %s)\n", name, bd.Sort, axisTerm(ax, bd.Sort))
+			shared[key] = name
+		}
+	}
 	bad := make([]string, len(open))
 	for j, i := range open {
 		c := cs[i]
@@ -284,7 +300,11 @@ func gridQuery(cs []*Compiled, open []int, axes map[string]*axis, order []*axis)
 		ren := func(s string) string { return pre + s }
 		terms := map[string]string{}
 		for _, bd := range c.bound {
-			terms[bd.Const] = axisTerm(axes[bd.Ptr.Text], bd.Sort)
+			if name := shared[bd.Ptr.Text+"\x00"+bd.Sort]; name != "" {
+				terms[bd.Const] = name
+			} else {
+				terms[bd.Const] = axisTerm(axes[bd.Ptr.Text], bd.Sort)
+			}
 		}
 		c.writeCommands(&b, ren, terms)
 		bad[j] = fmt.Sprintf("%sbad.%d", reserved, i)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/groundgate/groundgate/policy/smt"
 	"github.com/groundgate/groundgate/registry"
 )
 
@@ -605,5 +606,36 @@ func TestWitnessJSON(t *testing.T) {
 		if err != nil || string(b) != tc.want {
 			t.Errorf("%v: %s %v, want %s", tc.v, b, err, tc.want)
 		}
+	}
+}
+
+// Many policies binding one wide grid axis: the query names each axis's
+// values once, so it stays within smt.MaxQueryBytes and is decided, not
+// refused as undecided.
+func TestWideGridManyPolicies(t *testing.T) {
+	var cs []*Compiled
+	for i := range MaxPolicies {
+		c, err := Compile(fmt.Sprintf("cap%03d", i), Policy{
+			SMTLIB: fmt.Sprintf("(declare-const lev Real)\n(define-fun allow () Bool true)\n(assert (! (<= lev %d.5) :named at_most))", 64+i),
+			Bind:   map[string]string{"lev": "/params/leverage"}, Allow: "allow", AppliesTo: []string{"family"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs = append(cs, c)
+	}
+	var lev []Value
+	for i := range 64 {
+		lev = append(lev, Num(float64(i)+0.25))
+	}
+	pool := smt.NewPool(smt.Z3(), 1)
+	defer pool.Close()
+	rs, err := NewChecker(pool, 0).Check(context.Background(), cs, Request{Family: "F", Params: map[string][]Value{"leverage": lev}})
+	if err != nil || len(rs) != 0 {
+		t.Fatalf("every cap is above the grid: %v %+v", err, rs)
+	}
+	lev = append(lev[:63], Num(64.75)) // above cap000's 64.5 only
+	rs, err = NewChecker(pool, 0).Check(context.Background(), cs, Request{Family: "F", Params: map[string][]Value{"leverage": lev}})
+	if err != nil || len(rs) != 1 || rs[0].Policy != "cap000" || rs[0].Reason != ReasonViolated {
+		t.Fatalf("one cap below the grid's top: %v %+v", err, rs)
 	}
 }
