@@ -670,8 +670,9 @@ const maxShrink = 24
 // point alone, not on which core a solver returned.
 func (k *Checker) minimalCore(ctx context.Context, c *Compiled, prefix, goal string, solverCore []string) ([]string, error) {
 	var keep []string
+	all := len(c.Rules()) <= maxShrink
 	for _, a := range c.asserts {
-		if a.Name != "" && (len(c.Rules()) <= maxShrink || slices.Contains(solverCore, a.Name)) {
+		if a.Name != "" && (all || slices.Contains(solverCore, a.Name)) {
 			keep = append(keep, a.Name)
 		}
 	}

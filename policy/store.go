@@ -51,11 +51,7 @@ func NewSet(cs ...*Compiled) *Set {
 
 func (s *Set) seal() {
 	s.names = sortedKeys(s.policies)
-	ids := make(map[string]hashing.Digest, len(s.policies))
-	for n, c := range s.policies {
-		ids[n] = c.ID
-	}
-	s.Digest = SetDigest(ids)
+	s.Digest = SetDigest(s.IDs())
 }
 
 // Len is the number of policies.
