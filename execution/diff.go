@@ -20,6 +20,10 @@ type DiffReport struct {
 	B      hashing.Digest `json:"b"`
 	Same   bool           `json:"same"`
 	Layers []LayerDiff    `json:"layers"`
+	// Steps names, when either side is a pipeline, each step whose plan or
+	// value differs, morphism by morphism (at most 256, earliest layers
+	// first).
+	Steps []StepChange `json:"steps,omitempty"`
 }
 
 // LayerDiff is one layer of a diff: the two digests, whether they are
@@ -156,6 +160,9 @@ func (x *Executor) Diff(ctx context.Context, a, b hashing.Digest) (*DiffReport, 
 		return nil, err
 	}
 	r := &DiffReport{A: a, B: b, Same: a == b}
+	if len(fa.Steps) > 0 || len(fb.Steps) > 0 {
+		r.Steps = stepChanges(fa, fb)
+	}
 	la, lb := fa.Layers.List(), fb.Layers.List()
 	for i, name := range LayerNames {
 		d := LayerDiff{Layer: name, A: la[i], B: lb[i], Same: la[i] == lb[i]}

@@ -127,6 +127,9 @@ func (x *Executor) CheckContracts(ctx context.Context, req ground.Request, withD
 		return nil, fmt.Errorf("contracts: %w", err)
 	}
 	defer release()
+	if req.IsPipeline() {
+		return nil, fmt.Errorf("contracts: %w: a dry run takes a family request; ground the pipeline instead (its steps' preconditions over the request are checked at the gate, the rest per morphism)", ErrNotRunnable)
+	}
 	snap := x.reg.Current()
 	famCap, err := dryResolve(snap, req.Family, registry.KindFamily)
 	if err != nil {

@@ -47,10 +47,13 @@ type morphismBody struct {
 
 // runOptions tune how the grid runs; none of them changes a result.
 type runOptions struct {
-	workers   int
-	share     bool // share node values between the morphisms of the grid
-	artifacts bool // encode and digest the output artifacts
-	turnover  bool // keep the turnover series (the metric is TRN)
+	workers int
+	// planWorkers run the nodes of one level of a plan at once (set by
+	// runGrid from the workers the grid itself leaves idle).
+	planWorkers int
+	share       bool // share node values between the morphisms of the grid
+	artifacts   bool // encode and digest the output artifacts
+	turnover    bool // keep the turnover series (the metric is TRN)
 	// sink, when not nil, stores each morphism's artifacts as soon as it
 	// has run (Execute); nil only digests them (Replay).
 	sink *blobSink
@@ -122,6 +125,24 @@ func (b Budget) check(morphisms, rows, cols int, turnover, staged bool, packed i
 	return nil
 }
 
+// checkPlans refuses a grid whose plans would hold more node values at
+// once than the budget allows: the most any plan holds at a time (a long
+// pipeline on a wide file holds many series), times rows × columns × 8
+// bytes, times the morphisms running at once.
+func (b Budget) checkPlans(jobs []gridJob, rows, cols, workers int) error {
+	live := 0
+	for _, j := range jobs {
+		live = max(live, j.plan.live)
+	}
+	running := min(max(workers, 1), len(jobs))
+	held := int64(live) * int64(rows) * int64(cols) * 8 * int64(running)
+	if b.MaxHeldBytes > 0 && held > b.MaxHeldBytes {
+		return fmt.Errorf("%w: each plan holds up to %d series of %d rows × %d columns while it runs, %d at once: %d bytes, the budget is %d bytes: shorten the pipeline or narrow the data",
+			ErrOverBudget, live, rows, cols, running, held, b.MaxHeldBytes)
+	}
+	return nil
+}
+
 // resolveFamily finds the request's family in snap by name and kind.
 func resolveFamily(snap *registry.Snapshot, name string) (registry.Capability, error) {
 	c, ok := snap.Get(name)
@@ -173,7 +194,7 @@ func resolveMetric(snap *registry.Snapshot, name string) (MetricRef, kernel.Metr
 // compares it. Errors: ErrDrift, ErrNotRunnable, ErrBadData, context errors, and internal
 // failures; a morphism that cannot run is a rejection, not an error.
 func compute(ctx context.Context, in input, ro runOptions) (*outcome, error) {
-	famCap, err := resolveFamily(in.snap, in.req.Family)
+	st, err := resolveStrategy(in.snap, in.req)
 	if err != nil {
 		return nil, err
 	}
@@ -181,12 +202,11 @@ func compute(ctx context.Context, in input, ro runOptions) (*outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	family := CapRef{Name: famCap.Name, Kind: famCap.Kind, Identity: famCap.Identity}
-	cs := &contracts{cache: in.contracts, familyName: famCap.Name, metricName: metric.Name}
+	cs := &contracts{cache: in.contracts, familyName: st.head.Name, metricName: metric.Name}
 	if cs.cache == nil {
 		cs.cache = contract.NewCache(64)
 	}
-	if cs.family, err = cs.program(famCap); err != nil {
+	if cs.family, err = cs.program(st.head); err != nil {
 		return nil, err
 	}
 	metCap, _ := in.snap.Get(in.req.Metric) // resolved above
@@ -201,12 +221,7 @@ func compute(ctx context.Context, in input, ro runOptions) (*outcome, error) {
 		}
 	}
 
-	famExpr, perr := parseExpr(famCap.Impl.Expr)
-	canon := famCap.Impl.Expr
-	if perr == nil {
-		canon = famExpr.String()
-	}
-	axes := gridAxes(famCap, in.req)
+	axes := st.axes()
 	points := expand(axes)
 	var base contract.State // request and data facts; nil when the data is missing
 	if f != nil {
@@ -223,12 +238,15 @@ func compute(ctx context.Context, in input, ro runOptions) (*outcome, error) {
 		Request:          in.req,
 		RegistryVersion:  in.snap.Version(),
 		Registry:         in.snap.Registry(),
-		Family:           family,
+		Family:           st.family,
 		Metric:           metric,
 		Risk:             in.risk,
 		Morphisms:        make([]Morphism, len(points)),
 		Plans:            map[string]Plan{},
 		ArtifactEncoding: EncodingSeries,
+	}
+	if st.pipe != nil {
+		fp.Steps = st.pipe.info()
 	}
 	if ro.legacyCSV {
 		fp.ArtifactEncoding = EncodingCSV
@@ -243,17 +261,14 @@ func compute(ctx context.Context, in input, ro runOptions) (*outcome, error) {
 			return nil, err
 		}
 		m := Morphism{Index: i, Params: pt, Rejected: []string{}, Reasons: []Reason{}, Artifacts: []Artifact{}}
-		if m.Hash, err = hashing.SHA256Of(morphismBody{Expr: canon, Params: pt, Registry: in.snap.Registry()}); err != nil {
+		if m.Hash, err = hashing.SHA256Of(st.morphismBody(pt, in.snap.Registry())); err != nil {
 			return nil, fmt.Errorf("morphism %d: hash: %w", i, err)
 		}
 		fails := map[string][]string{}
-		switch {
-		case famCap.Impl.Engine != Engine:
-			fails[PredResolves] = append(fails[PredResolves], fmt.Sprintf("%s runs on engine %q, not %s", family.Name, famCap.Impl.Engine, Engine))
-		case perr != nil:
-			fails[PredResolves] = append(fails[PredResolves], fmt.Sprintf("the expression of %s does not parse: %v", family.Name, perr))
-		default:
-			cp, err := compilePlan(in.snap, family, famExpr, pt)
+		if un := st.unrunnable(); len(un) > 0 {
+			fails[PredResolves] = append(fails[PredResolves], un...)
+		} else {
+			cp, err := st.compile(in.snap, pt)
 			var ce *compileError
 			switch {
 			case errors.As(err, &ce):
@@ -265,6 +280,11 @@ func compute(ctx context.Context, in input, ro runOptions) (*outcome, error) {
 				d := cp.digest
 				m.Plan = &d
 				fp.Plans[d.String()] = cp.plan
+				if st.pipe != nil {
+					if m.Steps, err = stepDigests(cp); err != nil {
+						return nil, fmt.Errorf("morphism %d: %w", i, err)
+					}
+				}
 				fails[PredDomain] = append(fails[PredDomain], cp.domain...)
 				for _, lev := range cp.lev {
 					if lev > in.risk.MaxLeverage {
@@ -283,14 +303,15 @@ func compute(ctx context.Context, in input, ro runOptions) (*outcome, error) {
 		if in.src.missing != "" {
 			fails[PredData] = append([]string{fmt.Sprintf("%q: %s", in.src.path, in.src.missing)}, fails[PredData]...)
 		}
-		fails[PredNonNegative] = negativeParams(pt)
+		fails[PredNonNegative] = st.negative(pt)
 		fails[PredSchema], fails[PredBounds] = schemaFailures(axes, pt)
 		if base != nil {
-			// Preconditions over the request and the data: the family's,
-			// then each operation's with the parameters its plan binds.
-			states[i] = withParams(base, famCap.ContractParams(), pt)
+			// Preconditions over the request and the data: the family's
+			// (a pipeline's output step's), then each operation's with the
+			// parameters its plan binds.
+			states[i] = withParams(base, st.head.ContractParams(), st.headParams(pt))
 			lg := &logs[i]
-			lg.add(cs.family.Eval(family.Name, contract.Pre, states[i], bound(states[i])), codePre)
+			lg.add(cs.family.Eval(st.head.Name, contract.Pre, states[i], bound(states[i])), codePre)
 			if cp := plans[i]; cp != nil {
 				for _, call := range cp.calls {
 					p, err := cs.program(call.cap)
@@ -330,6 +351,9 @@ func compute(ctx context.Context, in input, ro runOptions) (*outcome, error) {
 			}
 		}
 		if err := in.budget.check(len(jobs), f.Len(), f.Width(), ro.turnover, ro.stage, packed); err != nil {
+			return nil, err
+		}
+		if err := in.budget.checkPlans(jobs, f.Len(), f.Width(), ro.workers); err != nil {
 			return nil, err
 		}
 		if ro.sink != nil {
@@ -403,6 +427,12 @@ func compute(ctx context.Context, in input, ro runOptions) (*outcome, error) {
 		m.Score = ScoreOf(v)
 		scores[i] = m.Score.Float()
 		m.Artifacts = append(m.Artifacts, o.arts...)
+		for k := range m.Steps {
+			if k < len(o.steps) {
+				d := o.steps[k]
+				m.Steps[k].Output = &d
+			}
+		}
 	}
 	for i := range fp.Morphisms {
 		fp.Morphisms[i].Contracts = logs[i].verdicts
@@ -413,7 +443,7 @@ func compute(ctx context.Context, in input, ro runOptions) (*outcome, error) {
 	}
 
 	fp.Data = dataInfo(in.src, f, dates)
-	fp.Capabilities = usedCapabilities(family, metric.CapRef, fp.Plans)
+	fp.Capabilities = usedCapabilities(st.family, metric.CapRef, fp.Plans)
 	if fp.Dependencies, err = hashing.SHA256Of(fp.Capabilities); err != nil {
 		return nil, err
 	}
@@ -462,8 +492,11 @@ func dataInfo(src source, f *frame.Frame, dates []string) DataInfo {
 
 // usedCapabilities is the union of the family, the metric and every plan's
 // capabilities, sorted by name then identity.
-func usedCapabilities(family, metric CapRef, plans map[string]Plan) []CapRef {
-	seen := map[CapRef]bool{family: true, metric: true}
+func usedCapabilities(family *CapRef, metric CapRef, plans map[string]Plan) []CapRef {
+	seen := map[CapRef]bool{metric: true}
+	if family != nil {
+		seen[*family] = true
+	}
 	for _, p := range plans {
 		for _, c := range p.Capabilities {
 			seen[c] = true
@@ -507,6 +540,8 @@ type gridOut struct {
 	reasons  []string
 	state    contract.State
 	staged   []artifacts.Blob
+	// steps holds a pipeline's step value digests, in plan step order.
+	steps []hashing.Digest
 }
 
 // runGrid runs the jobs on a pool of workers. Every job's output lands at
@@ -522,6 +557,9 @@ func runGrid(ctx context.Context, f *frame.Frame, days []int32, jobs []gridJob, 
 		m = newMemo(jobs, cmp.Or(ro.memoBytes, defaultMemoBytes))
 	}
 	workers := min(max(ro.workers, 1), len(jobs))
+	// Workers the grid leaves idle go to the levels of each plan: a single
+	// wide pipeline runs its independent branches at once.
+	ro.planWorkers = max(ro.workers/len(jobs), 1)
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range workers {
@@ -558,11 +596,18 @@ func runOne(ctx context.Context, f *frame.Frame, days []int32, bufs *buffers, jo
 			out = gridOut{err: fmt.Errorf("internal error: %v", r)}
 		}
 	}()
-	vals, err := evalPlan(ctx, f, cp, m)
+	vals, err := evalPlan(ctx, f, cp, m, ro.planWorkers)
 	if err != nil {
 		return gridOut{err: err}
 	}
 	res := vals[cp.plan.Output].res
+	for _, st := range cp.plan.Steps {
+		var v rval
+		if st.Value.Node != nil {
+			v = vals[*st.Value.Node]
+		}
+		out.steps = append(out.steps, valueDigest(v, st.Value))
+	}
 	if cs := ro.contracts; cs != nil {
 		// The family's postconditions, then the metric's preconditions,
 		// on the verified result, before anything of it is kept.
@@ -606,14 +651,25 @@ func runOne(ctx context.Context, f *frame.Frame, days []int32, bufs *buffers, jo
 // evalPlan evaluates a plan's nodes in order over the frame, sharing node
 // values through m when it is not nil, and returns every node's value; the
 // output node's holds a result.
-func evalPlan(ctx context.Context, f *frame.Frame, cp *compiled, m *memo) ([]rval, error) {
+//
+// With workers > 1 the nodes run level by level — a node's level is one
+// more than the deepest of its arguments' — and the nodes of one level in
+// parallel: independent branches of a wide pipeline at once. Every value
+// lands at its own index and the first failing node in plan order is the
+// one reported, so the result is the same with one worker.
+func evalPlan(ctx context.Context, f *frame.Frame, cp *compiled, m *memo, workers int) ([]rval, error) {
 	nodes := cp.plan.Nodes
 	vals := make([]rval, len(nodes))
-	for i := range nodes {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
+	errs := make([]error, len(nodes))
+	evalNode := func(i int) {
 		n := &nodes[i]
+		defer func() {
+			// A kernel's panic fails its morphism, whichever goroutine
+			// ran it.
+			if r := recover(); r != nil {
+				errs[i] = fmt.Errorf("%s: internal error: %v", n.Op, r)
+			}
+		}()
 		eval := func() (rval, error) {
 			args := make([]rval, len(n.Args))
 			for k, a := range n.Args {
@@ -634,7 +690,48 @@ func evalPlan(ctx context.Context, f *frame.Frame, cp *compiled, m *memo) ([]rva
 			vals[i], err = eval()
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", n.Op, err)
+			errs[i] = fmt.Errorf("%s: %w", n.Op, err)
+		}
+	}
+	levels := cp.levels
+	if workers <= 1 {
+		levels = planLevels(nodes, 1)
+	}
+	for li, level := range levels {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if len(level) == 1 {
+			evalNode(level[0])
+		} else {
+			var wg sync.WaitGroup
+			next := make(chan int)
+			for range min(workers, len(level)) {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range next {
+						evalNode(i)
+					}
+				}()
+			}
+			for _, i := range level {
+				next <- i
+			}
+			close(next)
+			wg.Wait()
+		}
+		for _, i := range level {
+			if errs[i] != nil {
+				return nil, errs[i]
+			}
+		}
+		if cp.last != nil { // plans built by compilePlan are scheduled
+			if workers > 1 {
+				release(vals, cp.last, li)
+			} else {
+				release(vals, cp.lastSeq, li)
+			}
 		}
 	}
 	if vals[cp.plan.Output].res == nil {

@@ -22,13 +22,21 @@ type gridParam struct {
 // sorted by name. A declared parameter the request leaves out is bound to
 // its default (one value); one without a default has no value.
 func gridAxes(family registry.Capability, req ground.Request) []gridParam {
+	return axesOf(family.Alg.Params, req.Params, func(p string) string { return p })
+}
+
+// axesOf lists the axes of one capability's parameters: the declared ones
+// in schema order, each bound to the given values or its default, then
+// the given ones it does not declare, sorted by name. key names each
+// parameter on the grid.
+func axesOf(declared []registry.Param, given map[string]ground.Param, key func(string) string) []gridParam {
 	var axes []gridParam
-	declared := map[string]bool{}
-	for i := range family.Alg.Params {
-		spec := &family.Alg.Params[i]
-		declared[spec.Name] = true
-		gp := gridParam{name: spec.Name, spec: spec}
-		if p, ok := req.Params[spec.Name]; ok {
+	known := map[string]bool{}
+	for i := range declared {
+		spec := &declared[i]
+		known[spec.Name] = true
+		gp := gridParam{name: key(spec.Name), spec: spec}
+		if p, ok := given[spec.Name]; ok {
 			gp.given = true
 			for _, s := range p.Values {
 				gp.values = append(gp.values, fromScalar(s))
@@ -44,15 +52,15 @@ func gridAxes(family registry.Capability, req ground.Request) []gridParam {
 		axes = append(axes, gp)
 	}
 	var extra []string
-	for name := range req.Params {
-		if !declared[name] {
+	for name := range given {
+		if !known[name] {
 			extra = append(extra, name)
 		}
 	}
 	sort.Strings(extra)
 	for _, name := range extra {
-		gp := gridParam{name: name, given: true}
-		for _, s := range req.Params[name].Values {
+		gp := gridParam{name: key(name), given: true}
+		for _, s := range given[name].Values {
 			gp.values = append(gp.values, fromScalar(s))
 		}
 		axes = append(axes, gp)

@@ -939,7 +939,7 @@ func (r *rig) wouldProduce(t testing.TB, fp *Footprint, m Morphism) []hashing.Di
 	if err != nil {
 		return nil
 	}
-	cp, err := compilePlan(snap, fp.Family, e, m.Params)
+	cp, err := compilePlan(snap, *fp.Family, e, m.Params)
 	if err != nil {
 		return nil
 	}
@@ -951,7 +951,7 @@ func (r *rig) wouldProduce(t testing.TB, fp *Footprint, m Morphism) []hashing.Di
 	if err != nil {
 		t.Fatal(err)
 	}
-	vals, err := evalPlan(ctx, f, cp, nil)
+	vals, err := evalPlan(ctx, f, cp, nil, 1)
 	if err != nil {
 		return nil
 	}

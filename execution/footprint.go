@@ -51,12 +51,17 @@ type Footprint struct {
 	Request         ground.Request  `json:"request"`
 	RegistryVersion uint64          `json:"registry_version"`
 	Registry        hashing.Digest  `json:"registry"`
-	Family          CapRef          `json:"family"`
-	Metric          MetricRef       `json:"metric"`
-	Data            DataInfo        `json:"data"`
-	Risk            RiskPolicy      `json:"risk"`
-	Evaluation      Evaluation      `json:"evaluation"`
-	Morphisms       []Morphism      `json:"morphisms"`
+	// Family is the request's family; absent for a pipeline, whose steps
+	// are listed in Steps with their layers.
+	Family *CapRef `json:"family,omitempty"`
+	// Steps lists a pipeline's steps in the order requested, each with its
+	// capability and layer (SPEC §11).
+	Steps      []StepInfo `json:"steps,omitempty"`
+	Metric     MetricRef  `json:"metric"`
+	Data       DataInfo   `json:"data"`
+	Risk       RiskPolicy `json:"risk"`
+	Evaluation Evaluation `json:"evaluation"`
+	Morphisms  []Morphism `json:"morphisms"`
 	// Selected is the hash of the selected morphism, null when no
 	// morphism has a score.
 	Selected      *hashing.Digest `json:"selected"`
@@ -142,6 +147,10 @@ type Morphism struct {
 	// Contracts lists every contract clause checked for the morphism, in
 	// the order checked, and whether it held (absent when none ran).
 	Contracts []ClauseVerdict `json:"contracts,omitempty"`
+	// Steps holds, for a pipeline, each step's plan digest and the digest
+	// of the value it computed (null unless the morphism ran and its
+	// outputs were committed), in layout order.
+	Steps []StepRun `json:"steps,omitempty"`
 }
 
 // Reason explains one failing predicate.
@@ -184,6 +193,14 @@ func (fp *Footprint) computeLayers() (Layers, error) {
 		}
 		for _, a := range m.Artifacts {
 			as = append(as, a.Digest)
+		}
+		// A pipeline's steps: the plans layer covers the step DAG (each
+		// step's plan digest), the artifacts layer every step's value.
+		for _, s := range m.Steps {
+			ps = append(ps, s.Plan)
+			if s.Output != nil {
+				as = append(as, *s.Output)
+			}
 		}
 	}
 	l.Morphisms = hashing.LayerList(ms)

@@ -133,10 +133,15 @@ var terms = map[string]string{
 // in terms is discovered by its name.
 func (r *rig) groundOutcome(t testing.TB, req map[string]any) ground.Outcome {
 	t.Helper()
-	ctx := context.Background()
 	fam, met := req["family"].(string), req["metric"].(string)
-	ft, mt := cmpOr(terms[fam], fam), cmpOr(terms[met], met)
-	res, err := r.disc.Discover(ctx, discover.Query{Terms: []string{ft, mt}})
+	return r.groundTerms(t, req, cmpOr(terms[fam], fam), cmpOr(terms[met], met))
+}
+
+// groundTerms grounds req against the discovery of explicit terms.
+func (r *rig) groundTerms(t testing.TB, req map[string]any, terms ...string) ground.Outcome {
+	t.Helper()
+	ctx := context.Background()
+	res, err := r.disc.Discover(ctx, discover.Query{Terms: terms})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -118,7 +118,7 @@ func TestInterpreterMatchesKernel(t *testing.T) {
 				if share {
 					m = newMemo([]gridJob{{plan: cp}}, defaultMemoBytes)
 				}
-				vals, err := evalPlan(ctx, f, cp, m)
+				vals, err := evalPlan(ctx, f, cp, m, 1)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -250,7 +250,8 @@ func TestCompileFailures(t *testing.T) {
 		{"(volsize (dlog y) (dlog x) 60 0.1 1 1)", good, `"y" is not an input`, ""},
 		{"(dlog x)", good, "must be volsize", ""},
 		{"(volsize (wzs x \"a\") (dlog x) 60 0.1 1 1)", good, "syntax", ""},
-		{"(volsize (xs_mean x) (dlog x) 60 0.1 1 1)", good, `"mean" does not resolve`, ""},
+		{"(volsize (xs_rank x) (dlog x) 60 0.1 1 1)", good, `"xs_rank" does not resolve`, ""},
+		{"(volsize (xs_mean x) (dlog x) 60 0.1 1 1)", good, "", ""},
 		{fam.Impl.Expr, mod("window", Num(1)), "", "wzs: window 1 is below 2"},
 		{fam.Impl.Expr, mod("window", Num(2.5)), "", "not an integer"},
 		{fam.Impl.Expr, mod("leverage", Num(0)), "", "leverage 0 must be finite and > 0"},

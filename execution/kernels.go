@@ -53,7 +53,50 @@ func init() {
 		kernels[op] = compileBinary
 		runners[op] = runBinary
 	}
-	builtins = map[string]kernelFn{"volsize": compileVolsize}
+	builtins = map[string]kernelFn{"volsize": compileVolsize, "mean": compileCross, "sum": compileCross}
+	runners["mean"], runners["sum"] = runCross, runCross
+}
+
+// compileCross: (mean x) and (sum x), across the columns of a series,
+// row by row — the cross-sectional kernels behind xs_mean, xs_sum,
+// xs_demean, XS_REL_RET and EW_BENCH. The result is one column.
+func compileCross(c *compiler, op string, _ *hashing.Digest, args []cval) (cval, error) {
+	if err := arity(op, args, 1); err != nil {
+		return cval{}, err
+	}
+	if err := want(op, 0, args[0], tPanel); err != nil {
+		return cval{}, err
+	}
+	return cval{t: tPanel, node: c.node(op, nil, args[0])}, nil
+}
+
+// runCross skips NA cells: a row's mean is over the columns defined on
+// that day (a currency not yet quoted is not a zero), NA when none is.
+// Columns are added left to right, so the result is one value everywhere.
+func runCross(_ *frame.Frame, n *Node, in []rval) (rval, error) {
+	p := in[0].p
+	if p == nil || len(p.cols) == 0 {
+		return rval{}, fmt.Errorf("%s: no columns", n.Op)
+	}
+	out := make([]float64, len(p.cols[0]))
+	for i := range out {
+		sum, k := 0.0, 0
+		for _, col := range p.cols {
+			if v := col[i]; !math.IsNaN(v) {
+				sum += v
+				k++
+			}
+		}
+		switch {
+		case k == 0:
+			out[i] = math.NaN()
+		case n.Op == "mean":
+			out[i] = sum / float64(k)
+		default:
+			out[i] = sum
+		}
+	}
+	return rval{p: &panel{names: []string{n.Op}, cols: [][]float64{out}}}, nil
 }
 
 // Unary kernels, on a series and (where it makes sense) on a constant.

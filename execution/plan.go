@@ -33,9 +33,11 @@ type CapRef struct {
 // or the data content.
 type Plan struct {
 	Engine string `json:"engine"`
-	// Family is the family capability whose expression the plan compiles.
-	Family CapRef `json:"family"`
-	Nodes  []Node `json:"nodes"`
+	// Family is the family capability whose expression the plan compiles;
+	// absent for a pipeline, whose Steps say which node each step is.
+	Family *CapRef    `json:"family,omitempty"`
+	Steps  []PlanStep `json:"steps,omitempty"`
+	Nodes  []Node     `json:"nodes"`
 	// Output is the node whose value is the morphism's result.
 	Output int `json:"output"`
 	// Capabilities lists every registry capability the plan used — the
@@ -177,6 +179,13 @@ type compiled struct {
 	lev     []float64 // leverage caps of its volsize nodes
 	keys    []string  // content key of every node (shared across plans)
 	calls   []opCall  // operations whose preconditions the morphism must meet
+	// levels is the evaluation schedule with several workers; last and
+	// lastSeq say after which level, or node, each value is no longer
+	// needed (-1: kept to the end); live is the most values held at once.
+	levels  [][]int
+	last    []int
+	lastSeq []int
+	live    int
 }
 
 // compilePlan compiles the family expression e for one morphism's bound
@@ -201,7 +210,13 @@ func compilePlan(snap *registry.Snapshot, family CapRef, e *expr, params map[str
 	if out.t != tResult {
 		return nil, resolveErr("%s: the expression yields a %s, not a P&L: its outermost kernel must be volsize", family.Name, out.t)
 	}
-	p := Plan{Engine: Engine, Family: family, Nodes: c.nodes, Output: out.node}
+	p := Plan{Engine: Engine, Family: &family, Nodes: c.nodes, Output: out.node}
+	return c.finish(p)
+}
+
+// finish lists the plan's capabilities and built-ins, digests it and
+// gathers what the risk filter and the runner need.
+func (c *compiler) finish(p Plan) (*compiled, error) {
 	names := make([]string, 0, len(c.caps))
 	for n := range c.caps {
 		names = append(names, n)
@@ -221,7 +236,9 @@ func compilePlan(snap *registry.Snapshot, family CapRef, e *expr, params map[str
 		return nil, fmt.Errorf("plan digest: %w", err)
 	}
 	cols := uniqueSorted(c.columns)
-	return &compiled{plan: p, digest: d, domain: c.domain, columns: cols, lev: c.lev, keys: contentKeys(p.Nodes), calls: c.calls}, nil
+	cp := &compiled{plan: p, digest: d, domain: c.domain, columns: cols, lev: c.lev, keys: contentKeys(p.Nodes), calls: c.calls}
+	cp.schedule()
+	return cp, nil
 }
 
 // add appends a node, or returns the index of an identical earlier one

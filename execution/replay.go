@@ -27,6 +27,10 @@ type ReplayReport struct {
 	// Contracts is true when every morphism's contract clauses ran and
 	// decided as the footprint records.
 	Contracts bool `json:"contracts"`
+	// Steps names, for a pipeline, each step whose plan or value the
+	// replay did not reproduce (at most 256, earliest layers first);
+	// absent for a family.
+	Steps []StepChange `json:"steps,omitempty"`
 }
 
 // LayerMatch compares one layer of the stored footprint with the replay.
@@ -90,12 +94,16 @@ func (x *Executor) Replay(ctx context.Context, hash hashing.Digest) (*ReplayRepo
 			r.Contracts = false
 		}
 	}
+	if len(fp.Steps) > 0 {
+		r.Steps = stepChanges(fp, out.fp)
+	}
 	return r, nil
 }
 
 func sameMorphism(a, b Morphism) bool {
 	if a.Hash != b.Hash || (a.Plan == nil) != (b.Plan == nil) || (a.Plan != nil && *a.Plan != *b.Plan) || a.Score != b.Score || len(a.Artifacts) != len(b.Artifacts) ||
-		a.Admissible != b.Admissible || !slices.Equal(a.Rejected, b.Rejected) || !slices.Equal(a.Contracts, b.Contracts) {
+		a.Admissible != b.Admissible || !slices.Equal(a.Rejected, b.Rejected) || !slices.Equal(a.Contracts, b.Contracts) ||
+		!slices.EqualFunc(a.Steps, b.Steps, sameStepRun) {
 		return false
 	}
 	for i := range a.Artifacts {

@@ -22,6 +22,7 @@ func (requestCheck) Name() string { return "request" }
 func (requestCheck) Check(_ context.Context, a *Admission) ([]Failure, error) {
 	var fails []Failure
 	a.request, fails = DecodeRequest(a.proposal.Request)
+	a.request.Repairs = a.repairs
 	a.decoded = len(fails) == 0
 	return fails, nil
 }
@@ -115,14 +116,19 @@ func (groundingCheck) Name() string { return "grounding" }
 
 func (groundingCheck) Check(_ context.Context, a *Admission) ([]Failure, error) {
 	var fails []Failure
-	for _, f := range []struct {
+	names := []struct {
 		field, name string
 		kind        registry.Kind
 		unwarranted Code
 	}{
 		{"family", a.request.Family, registry.KindFamily, F3},
 		{"metric", a.request.Metric, registry.KindMetric, F4},
-	} {
+	}
+	if a.request.IsPipeline() {
+		names = names[1:]
+		fails = groundSteps(a)
+	}
+	for _, f := range names {
 		if f.name == "" || hasFailure(a.failures, f.field) {
 			continue // already F1
 		}
@@ -189,6 +195,12 @@ type paramsCheck struct{}
 func (paramsCheck) Name() string { return "params" }
 
 func (paramsCheck) Check(_ context.Context, a *Admission) ([]Failure, error) {
+	if a.request.IsPipeline() {
+		if !a.decoded {
+			return nil, nil // the graph is not whole: the request check said why
+		}
+		return checkSteps(a), nil
+	}
 	c, ok := a.snap.Get(a.request.Family)
 	if !ok || c.Kind != registry.KindFamily {
 		return nil, nil

@@ -3,9 +3,11 @@ package ground
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/groundgate/groundgate/contract"
+	"github.com/groundgate/groundgate/pipeline"
 	"github.com/groundgate/groundgate/registry"
 )
 
@@ -30,12 +32,24 @@ func (c contractCheck) Check(_ context.Context, a *Admission) ([]Failure, error)
 	}
 	var fails []Failure
 	budget := uint64(MaxContractCost)
-	for _, want := range []struct {
-		name string
-		kind registry.Kind
-	}{{a.request.Family, registry.KindFamily}, {a.request.Metric, registry.KindMetric}} {
+	type subject struct {
+		name   string
+		kinds  []registry.Kind
+		params map[string]Param
+		field  string // prefix of the failing field: a step's path
+	}
+	subjects := []subject{{a.request.Family, []registry.Kind{registry.KindFamily}, a.request.Params, ""}}
+	if a.request.IsPipeline() {
+		// Each step's preconditions over its own parameters (SPEC §11).
+		subjects = subjects[:0]
+		for i, s := range a.request.Pipeline {
+			subjects = append(subjects, subject{s.Capability, []registry.Kind{registry.KindOperation, registry.KindSignal}, s.Params, pipeline.StepField(i, "")})
+		}
+	}
+	subjects = append(subjects, subject{a.request.Metric, []registry.Kind{registry.KindMetric}, nil, ""})
+	for _, want := range subjects {
 		capb, ok := a.snap.Get(want.name)
-		if !ok || capb.Kind != want.kind || capb.Sem.Contract.Empty() {
+		if !ok || !slices.Contains(want.kinds, capb.Kind) || capb.Sem.Contract.Empty() {
 			continue // not a name this check can speak for: other checks report it
 		}
 		prog, err := c.cache.Program(capb.Identity.String(), string(capb.Kind), capb.ContractParams(), capb.Sem.Contract)
@@ -51,7 +65,12 @@ func (c contractCheck) Check(_ context.Context, a *Admission) ([]Failure, error)
 			if !cl.RequestOnly {
 				continue
 			}
-			if f, failed := c.decide(a.request, capb, cl, &budget); failed {
+			if f, failed := c.decide(a.request, want.params, capb, cl, &budget); failed {
+				if want.field != "" && f.Field != "request" {
+					f.Field = want.field + "." + f.Field
+				} else if want.field != "" {
+					f.Field = want.field
+				}
 				fails = append(fails, f)
 			}
 		}
@@ -62,7 +81,7 @@ func (c contractCheck) Check(_ context.Context, a *Admission) ([]Failure, error)
 // decide evaluates one request-only clause over every combination of the
 // values of the parameters it reads (their request values, or defaults),
 // and reports the first combination for which it does not hold.
-func (contractCheck) decide(req Request, capb registry.Capability, cl *contract.Compiled, budget *uint64) (Failure, bool) {
+func (contractCheck) decide(req Request, params map[string]Param, capb registry.Capability, cl *contract.Compiled, budget *uint64) (Failure, bool) {
 	base := contract.State{"request.family": req.Family, "request.metric": req.Metric, "request.data": req.Data}
 	type axis struct {
 		key    string
@@ -75,7 +94,7 @@ func (contractCheck) decide(req Request, capb registry.Capability, cl *contract.
 			continue
 		}
 		var vals []any
-		if given, ok := req.Params[p.Name]; ok {
+		if given, ok := params[p.Name]; ok {
 			for _, v := range given.Values {
 				if x, ok := p.Type.StateValue(v.IsString(), v.Float(), v.Text()); ok {
 					vals = append(vals, x)

@@ -12,6 +12,7 @@ import (
 	"github.com/groundgate/groundgate/contract"
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/pipeline"
 	"github.com/groundgate/groundgate/policy"
 	"github.com/groundgate/groundgate/registry"
 )
@@ -42,6 +43,29 @@ type Proposal struct {
 	Request     []byte         // the request document, as received
 	DiscoveryID hashing.Digest // a stored discovery record, or zero
 	Inline      []byte         // a full discovery result, or nil
+	// Repair says what may fix a refused pipeline step: RepairRules (the
+	// default, "" means it too) or RepairNone.
+	Repair RepairMode
+}
+
+// RepairMode selects the repair a refused pipeline may get (SPEC §11).
+type RepairMode string
+
+// The repair modes.
+const (
+	RepairRules RepairMode = "rules" // the named rules of package pipeline
+	RepairNone  RepairMode = "none"  // refuse as proposed
+)
+
+// ParseRepairMode reads a repair mode; "" is the default, RepairRules.
+func ParseRepairMode(s string) (RepairMode, error) {
+	switch RepairMode(s) {
+	case "", RepairRules:
+		return RepairRules, nil
+	case RepairNone:
+		return RepairNone, nil
+	}
+	return "", fmt.Errorf("repair %q: want %q or %q", clip(s), RepairRules, RepairNone)
 }
 
 // Check is one admission check in Γ's chain. Checks run in order; each
@@ -64,6 +88,7 @@ type Admission struct {
 	policies *policy.Set
 	data     *hashing.Digest // the source whose facts policies read
 	failures []Failure
+	repairs  []pipeline.Repair // what repair changed to make the request
 }
 
 // Request returns the decoded request (partial when Decoded is false).
@@ -181,27 +206,78 @@ func New(reg Registry, ev Evidence, db *bolt.DB, opts ...Option) (*Gate, error) 
 // request, or no usable evidence reference) is decided but not stored;
 // every other decision is stored and its id returned. Errors are for
 // infrastructure failures only: a refusal is an Outcome, not an error.
+//
+// A refused pipeline is repaired by the named rules of package pipeline
+// unless the proposal says RepairNone: only the fields the schema refuses,
+// each change recorded in the request's repairs, and the repaired request
+// goes through the whole gate again. Its decision is the outcome; a
+// request nothing repairs keeps its first decision.
 func (g *Gate) Ground(ctx context.Context, p Proposal) (Outcome, error) {
-	a := &Admission{proposal: p, snap: g.reg.Current(), policies: g.policySet()}
+	snap, set := g.reg.Current(), g.policySet()
+	a, dec, err := g.decide(ctx, p, snap, set, nil)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if !dec.Admitted && p.Repair != RepairNone && a.repairable() {
+		fixed, reps, err := pipeline.RepairRequest(p.Request, func(name string) (registry.Capability, bool) { return snap.Get(name) })
+		if err == nil && len(reps) > 0 {
+			p.Request = fixed
+			if a, dec, err = g.decide(ctx, p, snap, set, reps); err != nil {
+				return Outcome{}, err
+			}
+		}
+	}
+	return g.record(ctx, a, dec)
+}
+
+// repairable reports whether repair may help: the request was refused
+// with F1 on its form, and its evidence is genuine (repair never stands in
+// for grounding). Only a pipeline document is ever repaired.
+func (a *Admission) repairable() bool {
+	if a.evidence == nil {
+		return false
+	}
+	for _, f := range a.failures {
+		if f.Code == F1 {
+			return true
+		}
+	}
+	return false
+}
+
+// decide runs Γ's checks over a proposal against one registry version and
+// policy set; repairs, when not nil, are the repairs that made the
+// proposal's request, recorded in it.
+func (g *Gate) decide(ctx context.Context, p Proposal, snap *registry.Snapshot, set *policy.Set, repairs []pipeline.Repair) (*Admission, Decision, error) {
+	a := &Admission{proposal: p, snap: snap, policies: set, repairs: repairs}
 	dec := Decision{Checks: make([]CheckResult, 0, len(g.checks))}
 	for _, c := range g.checks {
 		if err := ctx.Err(); err != nil {
-			return Outcome{}, err
+			return nil, dec, err
 		}
 		got, err := c.Check(ctx, a)
 		if err != nil {
-			return Outcome{}, fmt.Errorf("ground: check %s: %w", c.Name(), err)
+			return nil, dec, fmt.Errorf("ground: check %s: %w", c.Name(), err)
 		}
 		a.failures = append(a.failures, got...)
 		dec.Checks = append(dec.Checks, CheckResult{Name: c.Name(), Passed: len(got) == 0, Failures: len(got)})
 	}
-	markPartial(a.failures)
+	if a.request.IsPipeline() {
+		markPartialSteps(a.failures, len(a.request.Pipeline)+1)
+	} else {
+		markPartial(a.failures)
+	}
 	dec.Failures = a.failures
 	if dec.Failures == nil {
 		dec.Failures = []Failure{}
 	}
 	dec.Admitted = len(dec.Failures) == 0
+	return a, dec, nil
+}
 
+// record stores a decision (unless the proposal was too malformed to be
+// recorded) and returns the outcome.
+func (g *Gate) record(ctx context.Context, a *Admission, dec Decision) (Outcome, error) {
 	rec := Record{Request: a.request, RegistryVersion: a.snap.Version(), Registry: a.snap.Registry(),
 		Policies: &a.policies.Digest, DataDigest: a.data, Decision: dec}
 	if a.evidence != nil {

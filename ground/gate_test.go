@@ -299,6 +299,9 @@ func FuzzDecodeRequest(f *testing.F) {
 	f.Add([]byte(`{"family":"CARRY","metric":"MDD","params":{"front":"C1","next":"C2","window":60},"data":"f.csv"}`))
 	f.Add([]byte(`{"family":"","params":{"w":[1e308,-0.0]}}`))
 	f.Add([]byte(`null`))
+	f.Add([]byte(clean))
+	f.Add([]byte(`{"pipeline":[{"id":"a","capability":"dlog","inputs":["b"]},{"id":"b","capability":"neg","inputs":["a"]}],"output":"b","metric":"SRP","data":"x"}`))
+	f.Add([]byte(`{"pipeline":[{"id":"a","capabilty":"dlog","inputs":"data","params":{"k":["1",[2]]}}],"output":"a","metric":"SRP","data":"x"}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		r, fails := DecodeRequest(in)
 		if len(fails) > 0 {

@@ -1,9 +1,6 @@
 package ground
 
 import (
-	"maps"
-	"slices"
-
 	"github.com/groundgate/groundgate/hashing"
 )
 
@@ -29,15 +26,7 @@ func (g *Grounded) Valid() bool {
 func (g *Grounded) ID() hashing.Digest { return g.id }
 
 // Request returns a copy of the admitted request.
-func (g *Grounded) Request() Request {
-	r := g.rec.Request
-	r.Params = maps.Clone(r.Params)
-	for k, p := range r.Params {
-		p.Values = slices.Clone(p.Values)
-		r.Params[k] = p
-	}
-	return r
-}
+func (g *Grounded) Request() Request { return g.rec.Request.clone() }
 
 // Discovery is the id of the evidence that grounded the request.
 func (g *Grounded) Discovery() hashing.Digest { return *g.rec.Discovery }

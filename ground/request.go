@@ -11,21 +11,37 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/pipeline"
 )
 
-// Request is a proposed pipeline (the paper's FPR): a strategy family, a
-// scoring metric, parameters and a data source.
+// Request is a proposed pipeline (the paper's FPR): a strategy family — or
+// a pipeline of registry steps and its output step (SPEC §11) — a scoring
+// metric, parameters and a data source.
 type Request struct {
-	Family string `json:"family"`
-	Metric string `json:"metric"`
-	// Params maps a parameter name to a scalar or a list; lists span a grid.
+	// Family names the strategy; empty when the request is a pipeline.
+	Family string `json:"family,omitempty"`
+	// Pipeline lists the steps of a composed strategy, Output the step
+	// whose P&L is scored. Absent from family requests, whose canonical
+	// bytes (and so every digest of them) are what they always were.
+	Pipeline []Step `json:"pipeline,omitempty"`
+	Output   string `json:"output,omitempty"`
+	Metric   string `json:"metric"`
+	// Params maps a parameter name to a scalar or a list; lists span a
+	// grid. A pipeline's parameters are its steps'; this stays empty.
 	Params map[string]Param `json:"params"`
 	Data   string           `json:"data"`
+	// Repairs lists what the gate's repair rules changed to admit the
+	// request (never given by a client); hashed with the request.
+	Repairs []pipeline.Repair `json:"repairs,omitempty"`
 }
+
+// IsPipeline reports whether the request is a pipeline.
+func (r Request) IsPipeline() bool { return len(r.Pipeline) > 0 }
 
 // Limits on a request, so that a hostile proposal cannot make the server
 // expand an enormous grid or hold huge strings.
@@ -167,6 +183,14 @@ func (r Request) Canonical() ([]byte, error) {
 	if r.Params == nil {
 		r.Params = map[string]Param{}
 	}
+	if r.Pipeline != nil {
+		r.Pipeline = slices.Clone(r.Pipeline)
+		for i := range r.Pipeline {
+			if r.Pipeline[i].Params == nil {
+				r.Pipeline[i].Params = map[string]Param{}
+			}
+		}
+	}
 	return hashing.Canonical(r)
 }
 
@@ -193,10 +217,10 @@ func DecodeRequest(data []byte) (Request, []Failure) {
 		return r, []Failure{fail("request", F1, "", "not a JSON object: "+err.Error())}
 	}
 	var fails []Failure
-	known := map[string]bool{"family": true, "metric": true, "params": true, "data": true}
+	known := map[string]bool{"family": true, "metric": true, "params": true, "data": true, "pipeline": true, "output": true}
 	for _, k := range sortedKeys(raw) {
 		if !known[k] {
-			fails = append(fails, fail("request."+k, F1, "", fmt.Sprintf("unknown field %q (a request has family, metric, params and data)", clip(k))))
+			fails = append(fails, fail("request."+clip(k), F1, "", fmt.Sprintf("unknown field %q (a request has family or pipeline and output, metric, params and data)", clip(k))))
 		}
 	}
 	str := func(key string, dst *string) {
@@ -216,11 +240,29 @@ func DecodeRequest(data []byte) (Request, []Failure) {
 			fails = append(fails, fail(key, F1, "", fmt.Sprintf("%s is longer than %d bytes", key, MaxStringLen)))
 		}
 	}
-	str("family", &r.Family)
+	_, isPipeline := raw["pipeline"]
+	if isPipeline {
+		if _, both := raw["family"]; both {
+			fails = append(fails, fail("family", F1, "", "a request names a family or a pipeline, not both"))
+		}
+		var pf []Failure
+		r.Pipeline, r.Output, pf = decodePipeline(raw)
+		fails = append(fails, pf...)
+	} else {
+		if _, stray := raw["output"]; stray {
+			fails = append(fails, fail("output", F1, "", "output names a pipeline's output step; this request has no pipeline"))
+		}
+		str("family", &r.Family)
+	}
 	str("metric", &r.Metric)
 	str("data", &r.Data)
 	r.Params = map[string]Param{}
-	if v, ok := raw["params"]; ok && string(v) != "null" {
+	if v, ok := raw["params"]; ok && isPipeline {
+		var ps map[string]json.RawMessage
+		if err := json.Unmarshal(v, &ps); err != nil || len(ps) > 0 {
+			fails = append(fails, fail("params", F1, "", "a pipeline's parameters belong to its steps (pipeline[i].params); leave params out"))
+		}
+	} else if ok && string(v) != "null" {
 		var ps map[string]json.RawMessage
 		if err := json.Unmarshal(v, &ps); err != nil {
 			fails = append(fails, fail("params", F1, "", "params must be an object of name → value or list"))

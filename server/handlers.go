@@ -220,6 +220,9 @@ func (s *Server) getDiscovery(c echo.Context) error {
 type groundRequest struct {
 	Request   json.RawMessage `json:"request"`
 	Discovery json.RawMessage `json:"discovery"`
+	// Repair is "rules" (the default) or "none": whether a refused
+	// pipeline step may be repaired by the named rules (SPEC §11).
+	Repair string `json:"repair"`
 }
 
 // groundingBody is a grounding record with its id: the 200 body of POST
@@ -235,7 +238,11 @@ func (s *Server) postGround(c echo.Context) error {
 	if err := s.decodeBody(c, &gr); err != nil {
 		return err
 	}
-	p := ground.Proposal{Request: gr.Request}
+	mode, err := ground.ParseRepairMode(gr.Repair)
+	if err != nil {
+		return newError(ptMalformed, "%v", err)
+	}
+	p := ground.Proposal{Request: gr.Request, Repair: mode}
 	switch {
 	case len(gr.Discovery) == 0 || string(gr.Discovery) == "null":
 		// the gate reports the missing evidence as a failure

@@ -50,12 +50,13 @@ func (discoverCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 type groundCmd struct{}
 
 func (groundCmd) Run(ctx context.Context, cli *CLI, args []string) error {
-	fs := cli.newFlags("ground", "ground [--db FILE] --request FILE (--discovery ID | --evidence FILE | --prompt TEXT)")
+	fs := cli.newFlags("ground", "ground [--db FILE] [--repair rules|none] --request FILE (--discovery ID | --evidence FILE | --prompt TEXT)")
 	db := fs.String("db", defaultDB, "bbolt database `file` (created and seeded when new)")
 	reqFile := fs.String("request", "", "the request (FPR) JSON `file`; - reads standard input")
 	discID := fs.String("discovery", "", "the `id` of a stored discovery")
 	evFile := fs.String("evidence", "", "a `file` holding full discovery evidence")
 	prompt := fs.String("prompt", "", "discover this `prompt` first and ground against its evidence")
+	repair := fs.String("repair", "rules", "what may fix a refused pipeline step: `rules` (the named repair rules) or none")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -71,7 +72,7 @@ func (groundCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 		return err
 	}
 	defer e.Close()
-	out, err := groundFromFlags(ctx, cli, e, *reqFile, *discID, *evFile, *prompt)
+	out, err := groundFromFlags(ctx, cli, e, *reqFile, *discID, *evFile, *prompt, *repair)
 	if err != nil {
 		return err
 	}
@@ -86,9 +87,12 @@ func (groundCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 // input) with the evidence the flags name: a stored discovery id, a file
 // of inline evidence, or a prompt discovered now. Exactly one of discID,
 // evFile and prompt is set.
-func groundFromFlags(ctx context.Context, cli *CLI, e *app.Engines, reqFile, discID, evFile, prompt string) (ground.Outcome, error) {
+func groundFromFlags(ctx context.Context, cli *CLI, e *app.Engines, reqFile, discID, evFile, prompt, repair string) (ground.Outcome, error) {
+	mode, err := ground.ParseRepairMode(repair)
+	if err != nil {
+		return ground.Outcome{}, fmt.Errorf("%w: --repair: %v", errUsage, err)
+	}
 	var req []byte
-	var err error
 	if reqFile == "-" {
 		req, err = readAll(cli)
 	} else {
@@ -97,7 +101,7 @@ func groundFromFlags(ctx context.Context, cli *CLI, e *app.Engines, reqFile, dis
 	if err != nil {
 		return ground.Outcome{}, err
 	}
-	p := ground.Proposal{Request: req}
+	p := ground.Proposal{Request: req, Repair: mode}
 	switch {
 	case discID != "":
 		if p.DiscoveryID, err = hashing.Parse(discID); err != nil {

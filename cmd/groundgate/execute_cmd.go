@@ -15,7 +15,7 @@ type runCmd struct{}
 // exactly as POST /v1/ground would; a refusal prints the problem and exits
 // 1, and nothing runs.
 func (runCmd) Run(ctx context.Context, cli *CLI, args []string) error {
-	fs := cli.newFlags("run", "run [--db FILE] [--data DIR] (--grounding ID | --request FILE (--discovery ID | --evidence FILE | --prompt TEXT))")
+	fs := cli.newFlags("run", "run [--db FILE] [--data DIR] (--grounding ID | [--repair rules|none] --request FILE (--discovery ID | --evidence FILE | --prompt TEXT))")
 	db := fs.String("db", defaultDB, "bbolt database `file` (created and seeded when new)")
 	data := fs.String("data", "", "data root `dir` (default: the bundled sample data)")
 	gid := fs.String("grounding", "", "the `id` of an admitted grounding")
@@ -23,6 +23,7 @@ func (runCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 	discID := fs.String("discovery", "", "the `id` of a stored discovery")
 	evFile := fs.String("evidence", "", "a `file` holding full discovery evidence")
 	prompt := fs.String("prompt", "", "the researcher's `prompt` to discover from")
+	repair := fs.String("repair", "rules", "what may fix a refused pipeline step: `rules` (the named repair rules) or none")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -49,7 +50,7 @@ func (runCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 			return err
 		}
 	} else {
-		out, err := groundFromFlags(ctx, cli, e, *reqFile, *discID, *evFile, *prompt)
+		out, err := groundFromFlags(ctx, cli, e, *reqFile, *discID, *evFile, *prompt, *repair)
 		if err != nil {
 			return err
 		}

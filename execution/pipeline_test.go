@@ -1,0 +1,194 @@
+package execution
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"slices"
+	"testing"
+
+	"github.com/groundgate/groundgate/ground"
+)
+
+// groundPipeline discovers every step's capability and the metric by name
+// (the exact tier) and runs the gate.
+func (r *rig) groundPipeline(t testing.TB, req map[string]any) ground.Outcome {
+	t.Helper()
+	terms := []string{req["metric"].(string)}
+	for _, s := range req["pipeline"].([]map[string]any) {
+		if c, ok := s["capability"].(string); ok {
+			terms = append(terms, c)
+		}
+	}
+	return r.groundTerms(t, req, terms...)
+}
+
+func (r *rig) executePipeline(t testing.TB, req map[string]any) *Footprint {
+	t.Helper()
+	out := r.groundPipeline(t, req)
+	if out.Grounded == nil {
+		t.Fatalf("not admitted: %s", mustJSON(t, out.Record.Decision.Failures))
+	}
+	fp, err := r.x.Execute(context.Background(), out.Grounded)
+	if err != nil {
+		t.Fatalf("Execute: %v", err)
+	}
+	return fp
+}
+
+func step(id, capability string, params map[string]any, inputs ...string) map[string]any {
+	s := map[string]any{"id": id, "capability": capability, "inputs": inputs}
+	if params != nil {
+		s["params"] = params
+	}
+	return s
+}
+
+func pipelineRequest(metric, data, output string, steps ...map[string]any) map[string]any {
+	return map[string]any{"pipeline": steps, "output": output, "metric": metric, "data": data}
+}
+
+// momentumSteps spells MOM_WZS out as registry operations.
+func momentumSteps(window any) []map[string]any {
+	return []map[string]any{
+		step("r", "dlog", nil, "data"),
+		step("c", "cs0", nil, "r"),
+		step("z", "wzs", map[string]any{"window": window}, "c"),
+		step("k", "clip", map[string]any{"lo": -1, "hi": 1}, "z"),
+		step("out", "SIZE_BY_VOL", nil, "k", "data"),
+	}
+}
+
+// TestPipelineSpellsOutFamily: a pipeline that spells out a family's
+// expression compiles to the family's nodes, in the same order, and
+// scores, selects and stores exactly what the family does.
+func TestPipelineSpellsOutFamily(t *testing.T) {
+	r := newRig(t, realData, Options{})
+	cases := []struct {
+		name   string
+		family map[string]any
+		steps  []map[string]any
+	}{
+		{"MOM_WZS", request("MOM_WZS", "SRP", "wti-daily.csv", map[string]any{"window": []any{25, 50, 100}}), momentumSteps([]any{25, 50, 100})},
+		{"MOM_REV", request("MOM_REV", "MDD", "ffn-test-data.csv", map[string]any{"window": []any{5, 20}}), []map[string]any{
+			step("r", "dlog", nil, "data"), step("c", "cs0", nil, "r"),
+			step("z", "wzs", map[string]any{"window": []any{5, 20}}, "c"),
+			step("k", "clip", map[string]any{"lo": -1, "hi": 1}, "z"), step("n", "neg", nil, "k"),
+			step("out", "SIZE_BY_VOL", nil, "n", "data")}},
+		{"CARRY", request("CARRY", "CLM", "crude-oil-wti-cushing.csv", map[string]any{"window": 60}), []map[string]any{
+			// Listed out of order on purpose: the layout, not the listing,
+			// decides the compile order.
+			step("out", "SIZE_BY_VOL", nil, "k", "f"),
+			step("k", "clip", map[string]any{"lo": -1, "hi": 1}, "z"),
+			step("z", "wzs", map[string]any{"window": 60}, "s"),
+			step("s", "sub", nil, "lf", "ln"),
+			step("ln", "log", nil, "n"), step("lf", "log", nil, "f"),
+			step("n", "col", map[string]any{"name": "C2"}, "data"),
+			step("f", "col", map[string]any{"name": "C1"}, "data")}},
+		{"VOL_TGT", request("VOL_TGT", "SRT", "vix-daily.csv", map[string]any{"target_vol": []any{0.1, 0.15}}), []map[string]any{
+			step("one", "const", map[string]any{"value": 1}, "data"),
+			step("out", "SIZE_BY_VOL", map[string]any{"target_vol": []any{0.1, 0.15}}, "one", "data")}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			fam := r.execute(t, tc.family)
+			req := pipelineRequest(tc.family["metric"].(string), tc.family["data"].(string), "out", tc.steps...)
+			pipe := r.executePipeline(t, req)
+			if len(fam.Morphisms) != len(pipe.Morphisms) {
+				t.Fatalf("%d morphisms, the family has %d", len(pipe.Morphisms), len(fam.Morphisms))
+			}
+			for i, fm := range fam.Morphisms {
+				pm := pipe.Morphisms[i]
+				if fm.Plan == nil || pm.Plan == nil {
+					t.Fatalf("morphism %d: no plan (family %v, pipeline %v): %s", i, fm.Plan, pm.Plan, mustJSON(t, pm.Reasons))
+				}
+				fn, _ := json.Marshal(fam.Plans[fm.Plan.String()].Nodes)
+				pn, _ := json.Marshal(pipe.Plans[pm.Plan.String()].Nodes)
+				if string(fn) != string(pn) {
+					t.Errorf("morphism %d: the nodes differ:\nfamily   %s\npipeline %s", i, fn, pn)
+				}
+				if fm.Score != pm.Score {
+					t.Errorf("morphism %d: score %v, the family's %v", i, pm.Score, fm.Score)
+				}
+				if !slices.Equal(fm.Artifacts, pm.Artifacts) {
+					t.Errorf("morphism %d: artifacts %v, the family's %v", i, pm.Artifacts, fm.Artifacts)
+				}
+				if len(pm.Steps) != len(tc.steps) {
+					t.Errorf("morphism %d: %d step runs, want %d", i, len(pm.Steps), len(tc.steps))
+				}
+			}
+			if (fam.SelectedIndex == nil) != (pipe.SelectedIndex == nil) || (fam.SelectedIndex != nil && *fam.SelectedIndex != *pipe.SelectedIndex) {
+				t.Errorf("selected %v, the family %v", pipe.SelectedIndex, fam.SelectedIndex)
+			}
+			rep, err := r.x.Replay(context.Background(), pipe.Hash)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !rep.Match {
+				t.Errorf("replay: %s", mustJSON(t, rep))
+			}
+		})
+	}
+}
+
+// widePipeline sums six rolling Sharpe ratios of the returns, each its own
+// branch of one layer, then sizes the sum: the shape layered execution
+// runs in parallel.
+func widePipeline(data string) map[string]any {
+	steps := []map[string]any{step("r", "dlog", nil, "data")}
+	prev := ""
+	for i, w := range []int{21, 42, 63, 126, 189, 252} {
+		id := fmt.Sprintf("s%d", i)
+		steps = append(steps, step(id, "rsharpe", map[string]any{"window": w}, "r"))
+		if prev == "" {
+			prev = id
+			continue
+		}
+		sum := fmt.Sprintf("a%d", i)
+		steps = append(steps, step(sum, "add", nil, prev, id))
+		prev = sum
+	}
+	steps = append(steps,
+		step("k", "clip", map[string]any{"lo": -1, "hi": 1}, prev),
+		step("out", "SIZE_BY_VOL", nil, "k", "data"))
+	return pipelineRequest("SRP", data, "out", steps...)
+}
+
+// TestLayeredParallelSameBytes: a wide pipeline's branches run in parallel
+// and give the same execution hash as with one worker.
+func TestLayeredParallelSameBytes(t *testing.T) {
+	var hashes []string
+	for _, workers := range []int{1, 2, 8} {
+		r := newRig(t, realData, Options{Workers: workers})
+		fp := r.executePipeline(t, widePipeline("sp500.csv.gz"))
+		if fp.Morphisms[0].Score.Float() != fp.Morphisms[0].Score.Float() {
+			t.Fatalf("workers %d: no score: %s", workers, mustJSON(t, fp.Morphisms[0].Reasons))
+		}
+		hashes = append(hashes, fp.Hash.String())
+	}
+	if hashes[0] != hashes[1] || hashes[0] != hashes[2] {
+		t.Fatalf("execution hashes with 1, 2 and 8 workers: %v", hashes)
+	}
+}
+
+// BenchmarkWidePipeline runs one wide pipeline (one morphism: all the
+// parallelism is within its layers) with one worker and with every core.
+// Compare: go test -run '^$' -bench WidePipeline -count 6 ./execution
+func BenchmarkWidePipeline(b *testing.B) {
+	for _, workers := range []int{1, runtime.GOMAXPROCS(0)} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			r := newRig(b, realData, Options{Workers: workers})
+			g := r.groundPipeline(b, widePipeline("sp500.csv.gz")).Grounded
+			if g == nil {
+				b.Fatal("not admitted")
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := r.x.Execute(context.Background(), g); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
