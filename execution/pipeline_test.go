@@ -173,22 +173,82 @@ func TestLayeredParallelSameBytes(t *testing.T) {
 }
 
 // BenchmarkWidePipeline runs one wide pipeline (one morphism: all the
-// parallelism is within its layers) with one worker and with every core.
+// parallelism is within its layers) on the 34-currency fx panel, with one
+// worker and with every core: whole executions (parse, run, score, store),
+// and the plan's evaluation alone.
 // Compare: go test -run '^$' -bench WidePipeline -count 6 ./execution
 func BenchmarkWidePipeline(b *testing.B) {
+	req := widePipeline("fx-fed-h10/daily.csv")
 	for _, workers := range []int{1, runtime.GOMAXPROCS(0)} {
-		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
-			r := newRig(b, realData, Options{Workers: workers})
-			g := r.groundPipeline(b, widePipeline("sp500.csv.gz")).Grounded
+		b.Run(fmt.Sprintf("execute/workers=%d", workers), func(b *testing.B) {
+			r := newRig(b, bundledData, Options{Workers: workers})
+			g := r.groundPipeline(b, req).Grounded
 			if g == nil {
 				b.Fatal("not admitted")
 			}
-			b.ResetTimer()
 			for b.Loop() {
 				if _, err := r.x.Execute(context.Background(), g); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
+	}
+	r := newRig(b, bundledData, Options{})
+	fp := r.executePipeline(b, req)
+	plans, f := r.cleanPlans(b, &suiteRun{fp: fp})
+	for _, workers := range []int{1, runtime.GOMAXPROCS(0)} {
+		b.Run(fmt.Sprintf("plan/workers=%d", workers), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := evalPlan(context.Background(), f, plans[0], nil, workers); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestPipelineGroundingPinsRegistryVersion: a pipeline grounding runs the
+// steps it was admitted with. Edit a step's behaviour after grounding and
+// the old grounding still executes to the same hash (and replays); a new
+// grounding runs the new behaviour, and the diff names the step whose
+// value changed.
+func TestPipelineGroundingPinsRegistryVersion(t *testing.T) {
+	r := newRig(t, realData, Options{})
+	ctx := context.Background()
+	req := pipelineRequest("SRP", "wti-daily.csv", "out", momentumSteps([]any{25, 50})...)
+	g := r.groundPipeline(t, req).Grounded
+	before, err := r.x.Execute(ctx, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _ := r.store.Current().Get("cs0")
+	e := c.Entry
+	e.Impl.Expr = "(cs1 (neg x))" // new behaviour, new identity
+	if res, err := r.store.Put(ctx, e); err != nil || res.Capability.Identity == c.Identity {
+		t.Fatalf("edit cs0: %+v %v", res, err)
+	}
+	after, err := r.x.Execute(ctx, g)
+	if err != nil || after.Hash != before.Hash {
+		t.Fatalf("the old grounding ran %v (%v), before the edit %s", after, err, before.Hash)
+	}
+	if rep, err := r.x.Replay(ctx, before.Hash); err != nil || !rep.Match || len(rep.Steps) != 0 {
+		t.Fatalf("replay: %+v %v", rep, err)
+	}
+	now := r.executePipeline(t, req)
+	if now.Hash == before.Hash {
+		t.Fatal("a new grounding ran the old behaviour")
+	}
+	d, err := r.x.Diff(ctx, before.Hash, now.Hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first change in each morphism is the edited step, in layer 2.
+	if len(d.Steps) == 0 || d.Steps[0].Step != "c" || d.Steps[0].Layer != 2 || !slices.Contains(d.Steps[0].What, "plan") {
+		t.Fatalf("diff steps: %s", mustJSON(t, d.Steps))
+	}
+	for _, s := range d.Steps {
+		if s.Step == "r" {
+			t.Fatalf("the diff names step r, which did not change: %s", mustJSON(t, d.Steps))
+		}
 	}
 }

@@ -29,7 +29,7 @@ type ReplayReport struct {
 	Contracts bool `json:"contracts"`
 	// Steps names, for a pipeline, each step whose plan or value the
 	// replay did not reproduce (at most 256, earliest layers first);
-	// absent for a family.
+	// absent when every step matched, and for a family.
 	Steps []StepChange `json:"steps,omitempty"`
 }
 

@@ -44,7 +44,8 @@ type Proposal struct {
 	DiscoveryID hashing.Digest // a stored discovery record, or zero
 	Inline      []byte         // a full discovery result, or nil
 	// Repair says what may fix a refused pipeline step: RepairRules (the
-	// default, "" means it too) or RepairNone.
+	// default, "" means it too), RepairNone, or RepairLLM (the rules, then
+	// the gate's Advisor).
 	Repair RepairMode
 }
 
@@ -59,13 +60,13 @@ const (
 
 // ParseRepairMode reads a repair mode; "" is the default, RepairRules.
 func ParseRepairMode(s string) (RepairMode, error) {
-	switch RepairMode(s) {
-	case "", RepairRules:
+	switch m := RepairMode(s); m {
+	case "":
 		return RepairRules, nil
-	case RepairNone:
-		return RepairNone, nil
+	case RepairRules, RepairNone, RepairLLM:
+		return m, nil
 	}
-	return "", fmt.Errorf("repair %q: want %q or %q", clip(s), RepairRules, RepairNone)
+	return "", fmt.Errorf("repair %q: want %q, %q or %q", clip(s), RepairRules, RepairNone, RepairLLM)
 }
 
 // Check is one admission check in Γ's chain. Checks run in order; each
@@ -159,6 +160,9 @@ type Gate struct {
 	cache    *evidenceCache
 	policies Policies
 	pcheck   *policyCheck
+	// advisor, when set, serves RepairLLM within adviceBudget.
+	advisor      Advisor
+	adviceBudget AdviceBudget
 }
 
 // Option configures a Gate.
@@ -213,18 +217,27 @@ func New(reg Registry, ev Evidence, db *bolt.DB, opts ...Option) (*Gate, error) 
 // goes through the whole gate again. Its decision is the outcome; a
 // request nothing repairs keeps its first decision.
 func (g *Gate) Ground(ctx context.Context, p Proposal) (Outcome, error) {
+	if err := g.checkMode(p.Repair); err != nil {
+		return Outcome{}, err
+	}
 	snap, set := g.reg.Current(), g.policySet()
 	a, dec, err := g.decide(ctx, p, snap, set, nil)
 	if err != nil {
 		return Outcome{}, err
 	}
+	var reps []pipeline.Repair
 	if !dec.Admitted && p.Repair != RepairNone && a.repairable() {
-		fixed, reps, err := pipeline.RepairRequest(p.Request, func(name string) (registry.Capability, bool) { return snap.Get(name) })
-		if err == nil && len(reps) > 0 {
-			p.Request = fixed
+		fixed, rr, err := pipeline.RepairRequest(p.Request, func(name string) (registry.Capability, bool) { return snap.Get(name) })
+		if err == nil && len(rr) > 0 {
+			p.Request, reps = fixed, rr
 			if a, dec, err = g.decide(ctx, p, snap, set, reps); err != nil {
 				return Outcome{}, err
 			}
+		}
+	}
+	if !dec.Admitted && p.Repair == RepairLLM && a.repairable() && a.decoded {
+		if a, dec, err = g.advise(ctx, p, a, dec, reps); err != nil {
+			return Outcome{}, err
 		}
 	}
 	return g.record(ctx, a, dec)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/pipeline"
@@ -221,10 +222,12 @@ func stepMatches(r *discover.Result) []string {
 }
 
 // checkSteps is the schema gate of every step (SPEC §11): each parameter
-// declared by the step's capability and of its type, every required one
-// given, then the edges — inputs as many as the capability's arity, of the
-// types it takes, and an output that is a P&L. Bounds are the risk
-// filter's, per morphism, as for a family.
+// declared by the step's capability, of its type and within its bounds
+// (every value of a list), every required one given, then the edges —
+// inputs as many as the capability's arity, of the types it takes, and an
+// output that is a P&L. (A family's out-of-bounds grid point is the risk
+// filter's, per morphism; a pipeline's step is refused whole, before
+// anything runs. The risk filter checks bounds per morphism too.)
 func checkSteps(a *Admission) []Failure {
 	steps := a.request.Pipeline
 	caps := stepCaps(a.snap, steps)
@@ -250,6 +253,10 @@ func checkSteps(a *Admission) []Failure {
 			for k, v := range s.Params[name].Values {
 				if msg := spec.Type.Mismatch(v.IsString(), v.Float()); msg != "" {
 					fails = append(fails, fail(f, F1, v.String(), fmt.Sprintf("value %d: %s (%s.%s is %s)", k, msg, c.Name, name, spec.Type)))
+					continue
+				}
+				if msg := outOfBounds(spec, v); msg != "" {
+					fails = append(fails, fail(f, F1, v.String(), fmt.Sprintf("value %d: %s", k, msg)))
 				}
 			}
 		}
@@ -300,3 +307,20 @@ func markPartialSteps(fs []Failure, names int) {
 		}
 	}
 }
+
+// outOfBounds says how a numeric value breaks its declared bounds, if it
+// does.
+func outOfBounds(spec registry.Param, v Scalar) string {
+	if v.IsString() {
+		return ""
+	}
+	if m := spec.Min; m != nil && v.Float() < *m {
+		return fmt.Sprintf("%s is below the minimum %s of %s", v, formatBound(*m), spec.Name)
+	}
+	if m := spec.Max; m != nil && v.Float() > *m {
+		return fmt.Sprintf("%s is above the maximum %s of %s", v, formatBound(*m), spec.Name)
+	}
+	return ""
+}
+
+func formatBound(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }

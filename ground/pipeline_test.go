@@ -85,6 +85,9 @@ func TestPipelineGate(t *testing.T) {
 			fails: []want{{"pipeline[1].params.window", F1}}},
 		{name: "wrong arity", req: edit(t, func(_ map[string]any, s []any) { stepAt(s, 3)["inputs"] = []any{"k"} }),
 			fails: []want{{"pipeline[3].inputs", F1}}},
+		{name: "out of bounds", req: edit(t, func(_ map[string]any, s []any) {
+			stepAt(s, 1)["params"] = map[string]any{"window": []any{1, 50}}
+		}), fails: []want{{"pipeline[1].params.window", F1}}},
 		{name: "unrepairable type", req: edit(t, func(_ map[string]any, s []any) {
 			stepAt(s, 1)["params"] = map[string]any{"window": "fifty"}
 		}), fails: []want{{"pipeline[1].params.window", F1}}},
@@ -109,7 +112,7 @@ func TestPipelineGate(t *testing.T) {
 			repairs: []string{pipeline.RuleInputsList}},
 		{name: "repair off", mode: RepairNone, req: edit(t, func(_ map[string]any, s []any) { stepAt(s, 2)["inputs"] = "z" }),
 			fails: []want{{"pipeline[2].inputs", F1}}},
-		{name: "ambiguous spelling is refused", req: edit(t, func(_ map[string]any, s []any) {
+		{name: "a name too short to spell is refused", req: edit(t, func(_ map[string]any, s []any) {
 			stepAt(s, 2)["params"] = map[string]any{"lo": -2, "hi": 2, "h": 1}
 		}), fails: []want{{"pipeline[2].params.h", F1}}},
 		{name: "repair never grounds", req: edit(t, func(_ map[string]any, s []any) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/pipeline"
 	"github.com/groundgate/groundgate/policy"
 	"github.com/groundgate/groundgate/registry"
 )
@@ -57,11 +58,66 @@ func (c *policyCheck) Check(ctx context.Context, a *Admission) ([]Failure, error
 	if !a.decoded {
 		return nil, nil // the request itself is F1
 	}
-	cs := a.policies.Applicable(a.request.Family, a.request.Metric)
+	r := a.request
+	if !r.IsPipeline() {
+		var decl []registry.Param
+		if fam, ok := a.snap.Get(r.Family); ok && fam.Kind == registry.KindFamily {
+			decl = fam.Alg.Params
+		}
+		return c.decide(ctx, a, a.policies.Applicable(r.Family, r.Metric), r.Family, r.Params, decl, 0, "")
+	}
+	// A pipeline: each step under the policies that govern its operation
+	// or signal (by name or kind), reading the step's own parameters; then
+	// the whole under those that govern every strategy or its metric
+	// (kinds family and metric, the metric's name) — as a family request
+	// would be, with no family (/family is empty), the output step's
+	// parameters in the family's place (it sizes and trades, as a family's
+	// volsize does: leverage, target_vol…) and the whole grid's points.
+	var fails []Failure
+	var params map[string]Param // the output step's
+	var decl []registry.Param
+	var outPath string
+	points := 1
+	for i, s := range r.Pipeline {
+		for _, p := range s.Params {
+			points = min(points*len(p.Values), MaxGridPoints+1)
+		}
+		capb, ok := a.snap.Get(s.Capability)
+		if !ok {
+			continue // F2: reported by grounding
+		}
+		if s.ID == r.Output {
+			params, decl, outPath = s.Params, capb.Alg.Params, pipeline.StepField(i, "")
+		}
+		got, err := c.decide(ctx, a, a.policies.Governing(capb.Name, capb.Kind), capb.Name, s.Params, capb.Alg.Params, 0, pipeline.StepField(i, ""))
+		if err != nil {
+			return nil, err
+		}
+		fails = append(fails, got...)
+	}
+	got, err := c.decide(ctx, a, a.policies.Applicable("", r.Metric), "", params, decl, points, "")
+	if err != nil {
+		return nil, err
+	}
+	for i := range got {
+		if strings.HasPrefix(got[i].Field, "params.") && outPath != "" {
+			got[i].Field = outPath + "." + got[i].Field // the output step's parameter
+		}
+	}
+	return append(fails, got...), nil
+}
+
+// decide checks the policies cs against one view of the request: the
+// capability they govern (the family, or a step's capability, read by
+// /family), its parameters and their declared defaults, and (when not
+// zero) the grid points of the whole request. A refusal's field is
+// prefixed with the step's path, when the view is a step's.
+func (c *policyCheck) decide(ctx context.Context, a *Admission, cs []*policy.Compiled, governed string, params map[string]Param, decl []registry.Param, points int, step string) ([]Failure, error) {
 	if len(cs) == 0 {
 		return nil, nil
 	}
-	req, infra := c.request(ctx, a)
+	req, infra := c.view(ctx, a, governed, params, decl)
+	req.GridPoints = points
 	refusals, err := c.checker.Check(ctx, cs, req)
 	if *infra != nil {
 		return nil, *infra
@@ -71,20 +127,31 @@ func (c *policyCheck) Check(ctx context.Context, a *Admission) ([]Failure, error
 	}
 	fails := make([]Failure, 0, len(refusals))
 	for _, r := range refusals {
-		fails = append(fails, refusalFailure(r))
+		f := refusalFailure(r)
+		switch {
+		case step == "":
+		case f.Field == "request":
+			f.Field = step
+		case f.Field == "family":
+			f.Field = step + ".capability"
+		case strings.HasPrefix(f.Field, "params."):
+			f.Field = step + "." + f.Field
+		}
+		fails = append(fails, f)
 	}
 	return fails, nil
 }
 
-// request is the policy view of the admission's request: its values, the
-// family's defaults for what it leaves out, and its data facts on demand.
-// A facts error that is the server's own lands in *infra.
-func (c *policyCheck) request(ctx context.Context, a *Admission) (policy.Request, *error) {
+// view is the policy view of the admission's request: the governed
+// capability, the parameters' values and the declared defaults for what
+// they leave out, and the data facts on demand. A facts error that is the
+// server's own lands in *infra.
+func (c *policyCheck) view(ctx context.Context, a *Admission, governed string, params map[string]Param, decl []registry.Param) (policy.Request, *error) {
 	var infra error
 	r := a.request
-	req := policy.Request{Family: r.Family, Metric: r.Metric, Data: r.Data,
+	req := policy.Request{Family: governed, Metric: r.Metric, Data: r.Data,
 		Params: map[string][]policy.Value{}, Defaults: map[string]policy.Value{}}
-	for name, p := range r.Params {
+	for name, p := range params {
 		vs := make([]policy.Value, len(p.Values))
 		for i, v := range p.Values {
 			if v.IsString() {
@@ -95,14 +162,12 @@ func (c *policyCheck) request(ctx context.Context, a *Admission) (policy.Request
 		}
 		req.Params[name] = vs
 	}
-	if fam, ok := a.snap.Get(r.Family); ok && fam.Kind == registry.KindFamily {
-		for _, p := range fam.Alg.Params {
-			switch d := p.Default.(type) {
-			case float64:
-				req.Defaults[p.Name] = policy.Num(d)
-			case string:
-				req.Defaults[p.Name] = policy.Str(d)
-			}
+	for _, p := range decl {
+		switch d := p.Default.(type) {
+		case float64:
+			req.Defaults[p.Name] = policy.Num(d)
+		case string:
+			req.Defaults[p.Name] = policy.Str(d)
 		}
 	}
 	req.Facts = func() (map[string]policy.Value, error) {

@@ -232,3 +232,71 @@ func TestPolicyGridLimit(t *testing.T) {
 		t.Fatalf("policy.MaxGridPoints %d, ground.MaxGridPoints %d", policy.MaxGridPoints, MaxGridPoints)
 	}
 }
+
+// A pipeline meets the policies twice over: each step those governing
+// its operation or signal (by name or kind), reading the step's own
+// parameters; the whole those governing every strategy (kind family) or
+// its metric, with the output step's parameters in the family's place and
+// the whole grid's points — so the shipped desk rules (leverage caps, the
+// holdout embargo, the grid cap, the vendor licence) bind pipelines too.
+func TestPolicyPipeline(t *testing.T) {
+	r := newPolicyRig(t, smt.Z3())
+	ctx := context.Background()
+	window, err := policy.Compile("zscore_window", policy.Policy{
+		SMTLIB: "(declare-const w Int)\n(define-fun allow () Bool true)\n(assert (! (>= w 20) :named window_at_least_20))",
+		Bind:   map[string]string{"w": "/params/window"}, Allow: "allow", AppliesTo: []string{"wzs"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.policies.Put(ctx, window); err != nil {
+		t.Fatal(err)
+	}
+	ev := r.discover(t, pipelineTerms...)
+	const cushing = "eia-nymex-futures/crude-oil-wti-cushing.csv"
+	cases := []struct {
+		name string
+		edit func(d map[string]any, s []any)
+		want []want // F11 failures (field), with their policy in order
+		pol  []string
+	}{
+		{"admitted", func(d map[string]any, _ []any) { d["data"] = cushing }, nil, nil},
+		{"a step's own rule", func(d map[string]any, s []any) {
+			d["data"] = cushing
+			stepAt(s, 1)["params"] = map[string]any{"window": []any{10, 50}}
+		}, []want{{"pipeline[1].params.window", F11}}, []string{"zscore_window"}},
+		{"the output step's leverage", func(d map[string]any, s []any) {
+			d["data"] = cushing
+			stepAt(s, 3)["params"] = map[string]any{"leverage": 3}
+		}, []want{{"data", F11}}, []string{"leverage_by_asset_class"}},
+		{"the embargo reads the data", func(d map[string]any, _ []any) { d["data"] = "oil-spot/wti-daily.csv" },
+			[]want{{"data.last_date", F11}}, []string{"holdout_embargo"}},
+		{"the grid spans every step", func(d map[string]any, s []any) {
+			d["data"] = cushing
+			stepAt(s, 1)["params"] = map[string]any{"window": []any{20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120, 130, 140, 150, 160, 170, 180}}
+			stepAt(s, 2)["params"] = map[string]any{"lo": []any{-1, -2, -3, -4}, "hi": []any{1, 2, 3, 4}}
+		}, []want{{"grid.points", F11}}, []string{"grid_size_cap"}},
+		{"the output step's leverage, alone", func(d map[string]any, s []any) {
+			d["data"] = "fx-fed-h10/daily.csv"
+			stepAt(s, 3)["params"] = map[string]any{"leverage": []any{1, 4}}
+		}, []want{{"pipeline[3].params.leverage", F11}}, []string{"leverage_by_asset_class"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out := r.ground(t, edit(t, tc.edit), ev.ID)
+			var got []want
+			var pols []string
+			for _, f := range out.Record.Decision.Failures {
+				got = append(got, want{f.Field, f.Code})
+				pols = append(pols, f.Policy)
+			}
+			if !slices.Equal(got, tc.want) || !slices.Equal(pols, tc.pol) {
+				t.Fatalf("failures %v (policies %v), want %v %v:\n%s", got, pols, tc.want, tc.pol, failureText(out))
+			}
+		})
+	}
+	// The step rule governs wzs in a pipeline, not a family that uses it.
+	fam := r.ground(t, []byte(`{"family":"MOM_WZS","metric":"SRP","params":{"window":10},"data":"`+cushing+`"}`), r.discover(t, "momentum", "sharpe").ID)
+	if f := f11(fam); len(f) != 0 {
+		t.Fatalf("a step policy refused a family request: %+v", f)
+	}
+}

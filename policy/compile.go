@@ -98,13 +98,20 @@ func (c *Compiled) AppliesTo(family, metric string) bool {
 	return false
 }
 
+// Governs reports whether the policy governs a capability of this name
+// and kind as a pipeline names it: a step (an operation or a signal), or
+// the metric of a pipeline, each decided on its own (SPEC §11).
+func (c *Compiled) Governs(name string, kind registry.Kind) bool {
+	return slices.Contains(c.Policy.AppliesTo, string(kind)) || slices.Contains(c.Policy.AppliesTo, name)
+}
+
 // kinds a policy may name in applies_to: a request names a family and a
-// metric, so those are the kinds a policy can govern.
-var kindNames = []string{string(registry.KindFamily), string(registry.KindMetric)}
+// metric, a pipeline its steps' operations and signals and a metric.
+var kindNames = []string{string(registry.KindFamily), string(registry.KindMetric), string(registry.KindOperation), string(registry.KindSignal)}
 
 // otherKinds are kinds no request names: a policy on them would govern
 // nothing.
-var otherKinds = []string{string(registry.KindOperation), string(registry.KindSignal), string(registry.KindRecipe)}
+var otherKinds = []string{string(registry.KindRecipe)}
 
 // Compile validates a policy without a solver: its name, its fields, and
 // its SMT-LIB (syntax, commands, declarations, the allow constant, the
@@ -133,7 +140,7 @@ func Compile(name string, p Policy) (*Compiled, error) {
 		case seen[a]:
 			add(fmt.Sprintf("applies_to[%d]", i), "%q is listed twice", clip(a))
 		case slices.Contains(otherKinds, a):
-			add(fmt.Sprintf("applies_to[%d]", i), "no request names a capability of kind %s: a policy governs the family or the metric (kinds %s, or their names)", a, strings.Join(kindNames, ", "))
+			add(fmt.Sprintf("applies_to[%d]", i), "no request names a capability of kind %s: a policy governs what a request names (kinds %s, or their names)", a, strings.Join(kindNames, ", "))
 		case len(a) > MaxNameLen || !registry.ValidName(a):
 			add(fmt.Sprintf("applies_to[%d]", i), "%q is neither a kind nor a capability name", clip(a))
 		}
@@ -412,23 +419,23 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // CheckRegistry checks the policy against the registry it will govern:
-// a name in applies_to that is a capability of another kind than family
-// or metric is refused (a request names a family and a metric; a policy
-// on an operation would govern nothing and fail open), and so is a binding
-// to a parameter that no family it applies to declares (a typo, a renamed
-// parameter: it would refuse every request it governs). Names the registry
-// does not hold are not held against the policy: it may gain them.
+// a name in applies_to that is a capability no request names (a recipe)
+// is refused (a policy on it would govern nothing and fail open), and so
+// is a binding to a parameter that no capability it applies to declares
+// (a typo, a renamed parameter: it would refuse every request it
+// governs). Names the registry does not hold are not held against the
+// policy: it may gain them.
 func (c *Compiled) CheckRegistry(snap *registry.Snapshot) error {
 	declared := map[string]bool{}
 	known := false
 	var fe []registry.FieldError
 	for i, a := range c.Policy.AppliesTo {
 		for _, cp := range snap.Capabilities() {
-			governed := cp.Kind == registry.KindFamily || cp.Kind == registry.KindMetric
+			governed := slices.Contains(kindNames, string(cp.Kind))
 			switch {
 			case cp.Name == a && !governed:
 				fe = append(fe, registry.FieldError{Field: fmt.Sprintf("applies_to[%d]", i),
-					Problem: fmt.Sprintf("%s is a capability of kind %s: a policy governs requests, which name a family and a metric", a, cp.Kind)})
+					Problem: fmt.Sprintf("%s is a capability of kind %s: a policy governs what requests name (a family and a metric, or a pipeline's steps and metric)", a, cp.Kind)})
 				continue
 			case cp.Name != a && string(cp.Kind) != a, !governed:
 				continue

@@ -131,10 +131,18 @@ type Request struct {
 	// Facts loads the data source's facts (DataFacts), once, only when a
 	// policy binds one; nil means the request has none to offer.
 	Facts func() (map[string]Value, error)
+	// GridPoints, when not zero, is the number of grid points the whole
+	// request spans (/grid/points).
+	GridPoints int
 }
 
-// Points is the number of grid points (morphisms) the request spans.
+// Points is the number of grid points (morphisms) the request spans:
+// GridPoints when set (a pipeline spans the lists of all its steps, not
+// only those of the parameters in view), else the product of the lists.
 func (r Request) Points() int {
+	if r.GridPoints > 0 {
+		return r.GridPoints
+	}
 	n := 1
 	for _, vs := range r.Params {
 		n *= max(len(vs), 1)

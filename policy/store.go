@@ -12,6 +12,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/registry"
 )
 
 // Set is one version of the policies in force: every policy by name, and
@@ -72,6 +73,19 @@ func (s *Set) Applicable(family, metric string) []*Compiled {
 	var out []*Compiled
 	for _, n := range s.names {
 		if c := s.policies[n]; c.AppliesTo(family, metric) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Governing returns the policies in force that govern a capability of
+// this name and kind as a pipeline names it (Compiled.Governs), in name
+// order.
+func (s *Set) Governing(name string, kind registry.Kind) []*Compiled {
+	var out []*Compiled
+	for _, n := range s.names {
+		if c := s.policies[n]; c.Governs(name, kind) {
 			out = append(out, c)
 		}
 	}

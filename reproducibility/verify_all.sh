@@ -33,11 +33,15 @@ step experiments go run ./reproducibility/cmd/verify -out "$out" "$@"
 # 2. The assertion-only vs verified comparison (§4.3) with the
 #    deterministic scripted proposer: comparison-scripted.{md,json}.
 step comparison go run ./cmd/groundgate-compare --proposer scripted --out "$out" -q
-# 3. Every shell block of README.md and docs/*.md, the slow ones included.
+# 3. The pipeline suite (SPEC §11): 57 pipelines on the bundled data, the
+#    family rewrites against their families, 600+ injected faults and local
+#    repair against replan-everything: pipelines.md.
+step pipelines env GROUNDGATE_PIPELINE_REPORT="$PWD/$out/pipelines.md" go test -count=1 -run TestPipelineSuite ./execution
+# 4. Every shell block of README.md and docs/*.md, the slow ones included.
 step docs env GROUNDGATE_DOCS_SLOW=1 go test -count=1 ./docs
 
 echo
-echo "report: $out/report.md (comparison: $out/comparison-scripted.md)"
+echo "report: $out/report.md (comparison: $out/comparison-scripted.md, pipelines: $out/pipelines.md)"
 echo "took $((SECONDS - start))s"
 echo "verify_all: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

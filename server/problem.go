@@ -217,7 +217,7 @@ func problemFor(ctx context.Context, err error) (int, Problem, bool) {
 		return p(ptDrift, err.Error()+" (F7): discover and ground again")
 	case errors.Is(err, discover.ErrBadQuery):
 		return p(ptBadQuery, err.Error())
-	case errors.Is(err, hashing.ErrMalformed):
+	case errors.Is(err, hashing.ErrMalformed), errors.Is(err, ground.ErrNoAdvisor):
 		return p(ptMalformed, err.Error())
 	case errors.Is(err, registry.ErrCorrupt), errors.Is(err, discover.ErrCorrupt), errors.Is(err, ground.ErrCorrupt),
 		errors.Is(err, execution.ErrCorrupt), errors.Is(err, artifacts.ErrCorrupt), errors.Is(err, policy.ErrCorrupt):

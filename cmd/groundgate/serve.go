@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"time"
 
+	"github.com/groundgate/groundgate/agent"
 	"github.com/groundgate/groundgate/execution"
+	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/internal/app"
 	"github.com/groundgate/groundgate/policy"
 )
@@ -13,7 +16,7 @@ import (
 type serveCmd struct{}
 
 func (serveCmd) Run(ctx context.Context, cli *CLI, args []string) error {
-	fs := cli.newFlags("serve", "serve [--addr HOST:PORT] [--db FILE] [--data DIR] [--max-cells N] [--max-held-bytes N] [--max-executions N] [--max-queued N] [--solver z3|cvc5] [--policy-timeout D]")
+	fs := cli.newFlags("serve", "serve [--addr HOST:PORT] [--db FILE] [--data DIR] [--max-cells N] [--max-held-bytes N] [--max-executions N] [--max-queued N] [--solver z3|cvc5] [--policy-timeout D] [--repair-llm [--repair-llm-proposals N] [--repair-llm-timeout D]]")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen `address`")
 	db := fs.String("db", defaultDB, "bbolt database `file` (created and seeded when new)")
 	data := fs.String("data", "", "data root `dir`: request data sources resolve inside it (default: the bundled sample data)")
@@ -23,6 +26,9 @@ func (serveCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 	maxQueued := fs.Int("max-queued", execution.DefaultMaxQueued, "executions waiting for a slot (`n`); beyond it, 503 with Retry-After")
 	solver := fs.String("solver", "z3", "SMT `solver` that checks policies: z3 or cvc5 (needed once a policy is stored)")
 	policyTimeout := fs.Duration("policy-timeout", policy.DefaultTimeout, "bound on one policy solver query (`duration`); past it the request is refused")
+	repairLLM := fs.Bool("repair-llm", false, "let a grounding ask for \"repair\": \"llm\": an OpenAI-compatible endpoint (GROUNDGATE_LLM_BASE_URL, GROUNDGATE_LLM_MODEL, GROUNDGATE_LLM_API_KEY) fixes refused pipeline step parameters the rules cannot, each proposal checked by the gate again")
+	repairProposals := fs.Int("repair-llm-proposals", 2, "LLM repair proposals one grounding may ask for (`n`)")
+	repairTimeout := fs.Duration("repair-llm-timeout", 30*time.Second, "bound on one grounding's LLM repair (`duration`)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -42,9 +48,21 @@ func (serveCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 			return fmt.Errorf("%w: --%s must be positive", errUsage, f.name)
 		}
 	}
-	m, err := app.Open(ctx, app.Config{Addr: *addr, DB: *db, Data: *data, AdminToken: cli.Getenv("GROUNDGATE_ADMIN_TOKEN"), Logger: logger,
+	cfg := app.Config{Addr: *addr, DB: *db, Data: *data, AdminToken: cli.Getenv("GROUNDGATE_ADMIN_TOKEN"), Logger: logger,
 		Exec:   execution.Options{MaxCells: *maxCells, MaxHeldBytes: *maxHeld, MaxConcurrent: *maxRunning, MaxQueued: *maxQueued},
-		Solver: *solver, PolicyTimeout: *policyTimeout})
+		Solver: *solver, PolicyTimeout: *policyTimeout}
+	if *repairLLM {
+		if *repairProposals <= 0 || *repairTimeout <= 0 {
+			return fmt.Errorf("%w: --repair-llm-proposals and --repair-llm-timeout must be positive", errUsage)
+		}
+		adv, err := agent.NewOpenAIAdvisor(agent.OpenAIConfig{BaseURL: cli.Getenv(agent.EnvLLMBaseURL),
+			Model: cli.Getenv(agent.EnvLLMModel), APIKey: cli.Getenv(agent.EnvLLMAPIKey), Temperature: 0, MaxAttempts: 1})
+		if err != nil {
+			return fmt.Errorf("%w: --repair-llm: %v", errUsage, err)
+		}
+		cfg.Advisor, cfg.AdviceBudget = adv, ground.AdviceBudget{Proposals: *repairProposals, Timeout: *repairTimeout}
+	}
+	m, err := app.Open(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -47,6 +47,10 @@ type Config struct {
 	Solver string
 	// PolicyTimeout bounds one solver query; zero means policy.DefaultTimeout.
 	PolicyTimeout time.Duration
+	// Advisor, when set, serves groundings that ask for "repair": "llm",
+	// within AdviceBudget; nil refuses them.
+	Advisor      ground.Advisor
+	AdviceBudget ground.AdviceBudget
 }
 
 // Main is the wired server: store, discovery, gate and HTTP, opened from a
@@ -129,8 +133,11 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	if m.Policies, m.pool, m.Checker, err = OpenPolicies(ctx, m.Store, cfg.Solver, cfg.PolicyTimeout); err != nil {
 		return nil, err
 	}
-	m.Gate, err = ground.New(m.Store, m.Disc, m.Store.DB(), ground.WithLogger(cfg.Logger),
-		ground.WithPolicies(m.Policies, m.Checker, m.Exec))
+	gopts := []ground.Option{ground.WithLogger(cfg.Logger), ground.WithPolicies(m.Policies, m.Checker, m.Exec)}
+	if cfg.Advisor != nil {
+		gopts = append(gopts, ground.WithAdvisor(cfg.Advisor, cfg.AdviceBudget))
+	}
+	m.Gate, err = ground.New(m.Store, m.Disc, m.Store.DB(), gopts...)
 	if err != nil {
 		return nil, err
 	}
