@@ -125,6 +125,24 @@ func (b Budget) check(morphisms, rows, cols int, turnover, staged bool, packed i
 	return nil
 }
 
+// familyNodes is about how many kernel nodes a family's plan has (MOM_WZS:
+// 7): MaxCells was measured on such plans.
+const familyNodes = 8
+
+// checkPipeline refuses, before any plan is compiled, a pipeline grid
+// whose work is over MaxCells: every grid point × rows × columns × its
+// plan's size in family plans (nodes / 8, at least 1). A 32-step plan of
+// 144 nodes counts 18 times a family's.
+func (b Budget) checkPipeline(points, nodes, rows, cols int) error {
+	units := int64(max(1, (nodes+familyNodes-1)/familyNodes))
+	cells := int64(points) * int64(rows) * int64(cols) * units
+	if b.MaxCells > 0 && cells > b.MaxCells {
+		return fmt.Errorf("%w: %d morphisms × %d rows × %d columns × %d (a plan of %d kernel nodes, %d per family plan) = %d cells, the budget is %d cells: narrow the parameter grid, the pipeline or the data",
+			ErrOverBudget, points, rows, cols, units, nodes, familyNodes, cells, b.MaxCells)
+	}
+	return nil
+}
+
 // checkPlans refuses a grid whose plans would hold more node values at
 // once than the budget allows: the most any plan holds at a time (a long
 // pipeline on a wide file holds many series), times rows × columns × 8
@@ -223,6 +241,15 @@ func compute(ctx context.Context, in input, ro runOptions) (*outcome, error) {
 
 	axes := st.axes()
 	points := expand(axes)
+	if st.pipe != nil && f != nil && len(points) > 0 {
+		// A pipeline's plans can be many times a family's: charge its
+		// work before compiling every grid point.
+		if cp, err := st.compile(in.snap, points[0]); err == nil {
+			if err := in.budget.checkPipeline(len(points), len(cp.plan.Nodes), f.Len(), f.Width()); err != nil {
+				return nil, err
+			}
+		}
+	}
 	var base contract.State // request and data facts; nil when the data is missing
 	if f != nil {
 		base = dataFacts(f, hashing.SumBLAKE3(in.src.raw))
@@ -279,6 +306,9 @@ func compute(ctx context.Context, in input, ro runOptions) (*outcome, error) {
 				plans[i] = cp
 				d := cp.digest
 				m.Plan = &d
+				if prog, err := hashing.Parse(cp.keys[cp.plan.Output]); err == nil {
+					m.Program = &prog
+				}
 				fp.Plans[d.String()] = cp.plan
 				if st.pipe != nil {
 					if m.Steps, err = stepDigests(cp); err != nil {
@@ -648,6 +678,28 @@ func runOne(ctx context.Context, f *frame.Frame, days []int32, bufs *buffers, jo
 	return out
 }
 
+// firstFailure returns the error one worker would have reported: the
+// first failing node in plan order. Node failed first in its level (the
+// lowest index there); nodes before it in plan order that later levels
+// hold have not run: run them, in order (their arguments come before them
+// and are still held), and report the first of them that fails.
+func firstFailure(failed int, evalNode func(int), errs []error, done []bool) error {
+	for i := range failed {
+		if done[i] || errs[i] != nil {
+			if errs[i] != nil {
+				return errs[i]
+			}
+			continue
+		}
+		evalNode(i)
+		if errs[i] != nil {
+			return errs[i]
+		}
+		done[i] = true
+	}
+	return errs[failed]
+}
+
 // evalPlan evaluates a plan's nodes in order over the frame, sharing node
 // values through m when it is not nil, and returns every node's value; the
 // output node's holds a result.
@@ -655,12 +707,14 @@ func runOne(ctx context.Context, f *frame.Frame, days []int32, bufs *buffers, jo
 // With workers > 1 the nodes run level by level — a node's level is one
 // more than the deepest of its arguments' — and the nodes of one level in
 // parallel: independent branches of a wide pipeline at once. Every value
-// lands at its own index and the first failing node in plan order is the
-// one reported, so the result is the same with one worker.
+// lands at its own index and, on a failure, the first failing node in plan
+// order is the one reported (firstFailure), so the result is the same with
+// one worker.
 func evalPlan(ctx context.Context, f *frame.Frame, cp *compiled, m *memo, workers int) ([]rval, error) {
 	nodes := cp.plan.Nodes
 	vals := make([]rval, len(nodes))
 	errs := make([]error, len(nodes))
+	done := make([]bool, len(nodes)) // evaluated without error
 	evalNode := func(i int) {
 		n := &nodes[i]
 		defer func() {
@@ -723,8 +777,9 @@ func evalPlan(ctx context.Context, f *frame.Frame, cp *compiled, m *memo, worker
 		}
 		for _, i := range level {
 			if errs[i] != nil {
-				return nil, errs[i]
+				return nil, firstFailure(i, evalNode, errs, done)
 			}
+			done[i] = true
 		}
 		if cp.last != nil { // plans built by compilePlan are scheduled
 			if workers > 1 {

@@ -133,7 +133,13 @@ type Morphism struct {
 	Params map[string]Value `json:"params"`
 	// Plan is the digest of the compiled plan; null when the expression
 	// does not compile (the "resolves" predicate fails).
-	Plan       *hashing.Digest `json:"plan"`
+	Plan *hashing.Digest `json:"plan"`
+	// Program is the content key of the plan's output node: a digest of
+	// the kernel DAG alone (ops, identities, arguments), without the
+	// plan's header naming a family or steps. A pipeline that spells out
+	// a family's expression has the family's program. Recorded, not
+	// hashed: the plans layer covers the plan it is read from.
+	Program    *hashing.Digest `json:"program,omitempty"`
 	Admissible bool            `json:"admissible"`
 	// Rejected lists the failing predicates in Predicates order; [] when
 	// admissible.
@@ -243,8 +249,12 @@ func (fp *Footprint) check() error {
 	}
 	for _, m := range fp.Morphisms {
 		if m.Plan != nil {
-			if _, ok := fp.Plans[m.Plan.String()]; !ok {
+			p, ok := fp.Plans[m.Plan.String()]
+			if !ok {
 				return fmt.Errorf("morphism %d: plan %s is not in the record", m.Index, m.Plan)
+			}
+			if m.Program != nil && (p.Output < 0 || p.Output >= len(p.Nodes) || contentKeys(p.Nodes)[p.Output] != m.Program.String()) {
+				return fmt.Errorf("morphism %d: program %s is not its plan's", m.Index, m.Program)
 			}
 		}
 	}

@@ -3,9 +3,12 @@ package execution
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/groundgate/groundgate/ground"
@@ -107,6 +110,9 @@ func TestPipelineSpellsOutFamily(t *testing.T) {
 				pn, _ := json.Marshal(pipe.Plans[pm.Plan.String()].Nodes)
 				if string(fn) != string(pn) {
 					t.Errorf("morphism %d: the nodes differ:\nfamily   %s\npipeline %s", i, fn, pn)
+				}
+				if fm.Program == nil || pm.Program == nil || *fm.Program != *pm.Program {
+					t.Errorf("morphism %d: program %v, the family's %v", i, pm.Program, fm.Program)
 				}
 				if fm.Score != pm.Score {
 					t.Errorf("morphism %d: score %v, the family's %v", i, pm.Score, fm.Score)
@@ -250,5 +256,69 @@ func TestPipelineGroundingPinsRegistryVersion(t *testing.T) {
 		if s.Step == "r" {
 			t.Fatalf("the diff names step r, which did not change: %s", mustJSON(t, d.Steps))
 		}
+	}
+}
+
+// TestLongPipelineBudget: a long pipeline's grid is charged by its plan's
+// size before any plan is compiled: refused up front, nothing stored.
+func TestLongPipelineBudget(t *testing.T) {
+	r := newRig(t, realData, Options{MaxCells: 1 << 20})
+	steps := []map[string]any{step("r", "dlog", nil, "data")}
+	prev := "r"
+	for i := range 28 {
+		id := fmt.Sprintf("s%d", i)
+		steps = append(steps, step(id, "rsharpe", map[string]any{"window": 20 + i}, prev))
+		prev = id
+	}
+	steps = append(steps,
+		step("z", "wzs", map[string]any{"window": []any{10, 20, 30, 40, 50, 60, 70, 80}}, prev),
+		step("k", "clip", map[string]any{"lo": -1, "hi": 1}, "z"),
+		step("out", "SIZE_BY_VOL", map[string]any{"target_vol": []any{0.05, 0.1, 0.15, 0.2}}, "k", "data"))
+	g := r.groundPipeline(t, pipelineRequest("SRP", "wti-daily.csv", "out", steps...)).Grounded
+	if g == nil {
+		t.Fatal("not admitted")
+	}
+	fps, blobs := r.counts(t)
+	_, err := r.x.Execute(context.Background(), g)
+	if !errors.Is(err, ErrOverBudget) || !strings.Contains(err.Error(), "kernel nodes") {
+		t.Fatalf("a 32-point grid of a 32-step pipeline under a 2^20-cell budget (a family-sized grid of 32 × 10,227 cells would pass): %v", err)
+	}
+	if f2, b2 := r.counts(t); f2 != fps || b2 != blobs {
+		t.Fatalf("stored %d footprints and %d blobs on a refusal", f2-fps, b2-blobs)
+	}
+}
+
+// TestParallelFailureIsTheFirstInPlanOrder: with several workers, levels
+// run out of plan order; when nodes fail, the one reported is still the
+// first in plan order (here node 2, in level 2, not node 3, in level 1),
+// as one worker reports it.
+func TestParallelFailureIsTheFirstInPlanOrder(t *testing.T) {
+	src, err := readSource(os.DirFS(realData), "wti-daily.csv", DefaultMaxDataBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := parseSource(src, DefaultMaxDataBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := []Node{
+		{Op: "input", Args: []Arg{strArg("x")}},
+		{Op: "dlog", Args: []Arg{nodeArg(0)}},
+		{Op: "col", Args: []Arg{nodeArg(1), strArg("FIRST")}},  // level 2
+		{Op: "col", Args: []Arg{nodeArg(0), strArg("SECOND")}}, // level 1
+		{Op: "add", Args: []Arg{nodeArg(2), nodeArg(3)}},
+	}
+	cp := &compiled{plan: Plan{Nodes: nodes, Output: 4}, keys: contentKeys(nodes)}
+	cp.schedule()
+	var msgs []string
+	for _, workers := range []int{1, 2} {
+		_, err := evalPlan(context.Background(), f, cp, nil, workers)
+		if err == nil {
+			t.Fatalf("workers %d: no error", workers)
+		}
+		msgs = append(msgs, err.Error())
+	}
+	if msgs[0] != msgs[1] || !strings.Contains(msgs[0], "FIRST") {
+		t.Fatalf("one worker reports %q, two %q", msgs[0], msgs[1])
 	}
 }

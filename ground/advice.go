@@ -101,40 +101,50 @@ func (g *Gate) advise(ctx context.Context, p Proposal, a *Admission, dec Decisio
 	return a, dec, nil
 }
 
-// faultySteps lists the steps (by listing index) that have an F1 failure
-// and no other kind: what advice may touch. A request with any failure
-// that is not a step's F1 (grounding, evidence, policies, the graph) is not
-// advised at all: advice fixes a step's form, never its grounding.
-func faultySteps(fs []Failure) map[int]bool {
-	steps := map[int]bool{}
+// faultySteps lists, per step (by listing index), the parameters an F1
+// failure names: all that advice may touch. A request with any failure
+// that is not an F1 on a step parameter (grounding, evidence, policies,
+// the graph, a step's inputs) is not advised at all: advice fixes a
+// parameter's value, never a step's grounding or the plan.
+func faultySteps(fs []Failure) map[int]map[string]bool {
+	steps := map[int]map[string]bool{}
 	for _, f := range fs {
-		i, ok := stepIndex(f.Field)
+		i, param, ok := stepParam(f.Field)
 		if f.Code != F1 || !ok {
 			return nil
 		}
-		steps[i] = true
+		if steps[i] == nil {
+			steps[i] = map[string]bool{}
+		}
+		steps[i][param] = true
 	}
 	return steps
 }
 
-// stepIndex reads the step of a "pipeline[i].params…" field.
-func stepIndex(field string) (int, bool) {
+// stepParam reads the step and parameter of a "pipeline[i].params.NAME"
+// field.
+func stepParam(field string) (int, string, bool) {
 	rest, ok := strings.CutPrefix(field, "pipeline[")
 	if !ok {
-		return 0, false
+		return 0, "", false
 	}
 	n, tail, ok := strings.Cut(rest, "]")
-	if !ok || !strings.HasPrefix(tail, ".params") {
-		return 0, false
+	if !ok {
+		return 0, "", false
+	}
+	param, ok := strings.CutPrefix(tail, ".params.")
+	if !ok || param == "" {
+		return 0, "", false
 	}
 	i, err := strconv.Atoi(n)
-	return i, err == nil
+	return i, param, err == nil
 }
 
 // localChanges compares a proposal with the document it answers and
 // returns one repair per parameter it changed; ok is false when it changed
-// anything else, or any step not in faulty.
-func localChanges(before, after []byte, faulty map[int]bool) ([]pipeline.Repair, bool) {
+// anything but the parameters faulty names, or turned a value into a list
+// (a grid the agent did not propose) or a list into another shape.
+func localChanges(before, after []byte, faulty map[int]map[string]bool) ([]pipeline.Repair, bool) {
 	var b, a map[string]any
 	if hashing.DecodeStrict(before, &b) != nil || decodeJSON(after, &a) != nil {
 		return nil, false
@@ -166,14 +176,15 @@ func localChanges(before, after []byte, faulty map[int]bool) ([]pipeline.Repair,
 		if reflect.DeepEqual(pa, pb) {
 			continue
 		}
-		if !faulty[i] {
-			return nil, false
-		}
 		id, _ := sb["id"].(string)
 		for _, k := range sortedKeys(mergeKeys(pa, pb)) {
-			if !reflect.DeepEqual(pa[k], pb[k]) {
-				reps = append(reps, pipeline.Repair{Step: id, Field: "params." + k, From: pb[k], To: pa[k], Rule: RuleLLM})
+			if reflect.DeepEqual(pa[k], pb[k]) {
+				continue
 			}
+			if !faulty[i][k] || !sameShape(pb[k], pa[k]) {
+				return nil, false
+			}
+			reps = append(reps, pipeline.Repair{Step: id, Field: "params." + k, From: pb[k], To: pa[k], Rule: RuleLLM})
 		}
 	}
 	return reps, true
@@ -203,4 +214,16 @@ func (g *Gate) checkMode(m RepairMode) error {
 		return fmt.Errorf("repair %q: %w", m, ErrNoAdvisor)
 	}
 	return nil
+}
+
+// sameShape: a scalar stays a scalar (a missing parameter becomes one), a
+// list stays a list of the same length.
+func sameShape(before, after any) bool {
+	lb, isList := before.([]any)
+	la, wasList := after.([]any)
+	switch {
+	case isList || wasList:
+		return isList && wasList && len(la) == len(lb)
+	}
+	return after != nil
 }

@@ -80,6 +80,14 @@ func TestAdvice(t *testing.T) {
 		{"another step is not the advisor's", missing, []func(map[string]any){
 			func(d map[string]any) { paramsOf(d, 1)["window"] = 50.0; paramsOf(d, 2)["hi"] = 3.0 },
 		}, false, 1, 0},
+		{"another parameter is not the advisor's", func(t *testing.T) []byte {
+			return edit(t, func(_ map[string]any, s []any) { stepAt(s, 3)["params"] = map[string]any{"target_vol": "ten"} })
+		}, []func(map[string]any){
+			func(d map[string]any) { paramsOf(d, 3)["target_vol"] = 0.1; paramsOf(d, 3)["leverage"] = 50.0 },
+		}, false, 1, 0},
+		{"a value does not become a grid", missing, []func(map[string]any){
+			func(d map[string]any) { paramsOf(d, 1)["window"] = []any{20.0, 50.0, 100.0} },
+		}, false, 1, 0},
 		{"grounding is never advised", func(t *testing.T) []byte {
 			return edit(t, func(_ map[string]any, s []any) {
 				delete(stepAt(s, 1), "params")

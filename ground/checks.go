@@ -163,7 +163,10 @@ func notInRegistry(snap *registry.Snapshot, name string, kind registry.Kind, c r
 }
 
 // identityCheck refuses evidence that names an identity the registry no
-// longer has: the capability changed behaviour since discovery (F7).
+// longer has, or a name that now stands for another identity: the
+// capability changed behaviour since discovery (F7). Every name a request
+// grounds is a match of the evidence, so what Γ admits is what was
+// discovered, identity for identity.
 type identityCheck struct{}
 
 func (identityCheck) Name() string { return "identities" }
@@ -172,19 +175,32 @@ func (identityCheck) Check(_ context.Context, a *Admission) ([]Failure, error) {
 	if a.evidence == nil {
 		return nil, nil
 	}
-	var stale []string
+	var stale, moved []string
 	for _, m := range a.evidence.Matches {
-		if !a.snap.Has(m.Capability) {
+		switch c, ok := a.snap.Get(m.Name); {
+		case !a.snap.Has(m.Capability):
 			stale = append(stale, m.Name)
+		case ok && c.Identity != m.Capability:
+			// The identity survives under another name while this name now
+			// means other behaviour: what was discovered is not what the
+			// name would run.
+			moved = append(moved, m.Name)
 		}
 	}
-	if len(stale) == 0 {
-		return nil, nil
+	var fails []Failure
+	if len(stale) > 0 {
+		stale = dedupe(stale)
+		fails = append(fails, fail("discovery", F7, strings.Join(stale, ","), fmt.Sprintf(
+			"the evidence (registry version %d) names capabilities whose identity is no longer in the registry (version %d): %s; discover again",
+			a.evidence.Version, a.snap.Version(), strings.Join(stale, ", "))))
 	}
-	stale = dedupe(stale)
-	return []Failure{fail("discovery", F7, strings.Join(stale, ","), fmt.Sprintf(
-		"the evidence (registry version %d) names capabilities whose identity is no longer in the registry (version %d): %s; discover again",
-		a.evidence.Version, a.snap.Version(), strings.Join(stale, ", ")))}, nil
+	if len(moved) > 0 {
+		moved = dedupe(moved)
+		fails = append(fails, fail("discovery", F7, strings.Join(moved, ","), fmt.Sprintf(
+			"the evidence (registry version %d) matched %s with identities that name other behaviour in the registry now (version %d); discover again",
+			a.evidence.Version, strings.Join(moved, ", "), a.snap.Version())))
+	}
+	return fails, nil
 }
 
 // paramsCheck checks parameter names and types against the family's

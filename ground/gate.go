@@ -90,6 +90,10 @@ type Admission struct {
 	data     *hashing.Digest // the source whose facts policies read
 	failures []Failure
 	repairs  []pipeline.Repair // what repair changed to make the request
+	// The data source's facts, read at most once per decision.
+	factsRead bool
+	facts     map[string]policy.Value
+	factsErr  error
 }
 
 // Request returns the decoded request (partial when Decoded is false).

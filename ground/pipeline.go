@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/pipeline"
@@ -295,8 +296,11 @@ func markPartialSteps(fs []Failure, names int) {
 	// Every name a grounding failure did not hit was grounded; the fields
 	// that name a capability are the metric and each step's capability.
 	failed := map[string]bool{}
-	for _, i := range grounding {
-		failed[fs[i].Field] = true
+	for _, f := range fs {
+		// A capability field that is malformed (F1) grounds nothing either.
+		if f.Code == F2 || f.Code == F3 || f.Code == F4 || (f.Code == F1 && strings.HasSuffix(f.Field, ".capability")) {
+			failed[f.Field] = true
+		}
 	}
 	if len(failed) >= names {
 		return // nothing grounded: not partial

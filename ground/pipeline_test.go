@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/groundgate/groundgate/pipeline"
+	"github.com/groundgate/groundgate/registry"
 )
 
 // clean is a well-formed pipeline the terms below ground.
@@ -213,5 +214,35 @@ func TestClientCannotClaimRepairs(t *testing.T) {
 	out := r.ground(t, req, ev.ID)
 	if out.Grounded != nil || len(out.Record.Decision.Failures) != 1 || out.Record.Decision.Failures[0].Field != "request.repairs" {
 		t.Fatalf("want an F1 on request.repairs, got %s", failureText(out))
+	}
+}
+
+// TestMovedIdentityIsStale: evidence matched clip with one identity; the
+// registry then gave clip new behaviour and the old behaviour a new name.
+// The old identity still exists, but the name no longer means it: F7,
+// for a pipeline step as for a family.
+func TestMovedIdentityIsStale(t *testing.T) {
+	r := newRig(t)
+	ctx := context.Background()
+	ev := r.discover(t, pipelineTerms...)
+	old, _ := r.store.Current().Get("clip")
+	moved := old.Entry
+	moved.Name = "clipx"
+	moved.Disc.Aliases = nil
+	changed := old.Entry
+	changed.Impl.Expr = "(clip (neg x) $lo $hi)"
+	for _, e := range []registry.Entry{changed, moved} {
+		if _, err := r.store.Put(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c, _ := r.store.Current().Get("clipx"); c.Identity != old.Identity {
+		t.Fatal("the old identity is not back under the new name")
+	}
+	out := r.ground(t, []byte(clean), ev.ID)
+	if out.Grounded != nil || !slices.ContainsFunc(out.Record.Decision.Failures, func(f Failure) bool {
+		return f.Field == "discovery" && f.Code == F7 && strings.Contains(f.Value, "clip")
+	}) {
+		t.Fatalf("a step whose name now means other behaviour was not refused: %s", failureText(out))
 	}
 }

@@ -64,7 +64,7 @@ func (c *policyCheck) Check(ctx context.Context, a *Admission) ([]Failure, error
 		if fam, ok := a.snap.Get(r.Family); ok && fam.Kind == registry.KindFamily {
 			decl = fam.Alg.Params
 		}
-		return c.decide(ctx, a, a.policies.Applicable(r.Family, r.Metric), r.Family, r.Params, decl, 0, "")
+		return c.decide(ctx, a, a.policies.Applicable(r.Family, r.Metric), r.Family, r.Params, decl, 0, "", "")
 	}
 	// A pipeline: each step under the policies that govern its operation
 	// or signal (by name or kind), reading the step's own parameters; then
@@ -76,7 +76,7 @@ func (c *policyCheck) Check(ctx context.Context, a *Admission) ([]Failure, error
 	var fails []Failure
 	var params map[string]Param // the output step's
 	var decl []registry.Param
-	var outPath string
+	var outPath, owner string
 	points := 1
 	for i, s := range r.Pipeline {
 		for _, p := range s.Params {
@@ -88,14 +88,15 @@ func (c *policyCheck) Check(ctx context.Context, a *Admission) ([]Failure, error
 		}
 		if s.ID == r.Output {
 			params, decl, outPath = s.Params, capb.Alg.Params, pipeline.StepField(i, "")
+			owner = fmt.Sprintf("the pipeline's output step %q (%s)", s.ID, capb.Name)
 		}
-		got, err := c.decide(ctx, a, a.policies.Governing(capb.Name, capb.Kind), capb.Name, s.Params, capb.Alg.Params, 0, pipeline.StepField(i, ""))
+		got, err := c.decide(ctx, a, a.policies.Governing(capb.Name, capb.Kind), capb.Name, s.Params, capb.Alg.Params, 0, pipeline.StepField(i, ""), fmt.Sprintf("step %q (%s)", s.ID, capb.Name))
 		if err != nil {
 			return nil, err
 		}
 		fails = append(fails, got...)
 	}
-	got, err := c.decide(ctx, a, a.policies.Applicable("", r.Metric), "", params, decl, points, "")
+	got, err := c.decide(ctx, a, a.policies.Applicable("", r.Metric), "", params, decl, points, "", owner)
 	if err != nil {
 		return nil, err
 	}
@@ -112,12 +113,12 @@ func (c *policyCheck) Check(ctx context.Context, a *Admission) ([]Failure, error
 // /family), its parameters and their declared defaults, and (when not
 // zero) the grid points of the whole request. A refusal's field is
 // prefixed with the step's path, when the view is a step's.
-func (c *policyCheck) decide(ctx context.Context, a *Admission, cs []*policy.Compiled, governed string, params map[string]Param, decl []registry.Param, points int, step string) ([]Failure, error) {
+func (c *policyCheck) decide(ctx context.Context, a *Admission, cs []*policy.Compiled, governed string, params map[string]Param, decl []registry.Param, points int, step, owner string) ([]Failure, error) {
 	if len(cs) == 0 {
 		return nil, nil
 	}
 	req, infra := c.view(ctx, a, governed, params, decl)
-	req.GridPoints = points
+	req.GridPoints, req.Owner = points, owner
 	refusals, err := c.checker.Check(ctx, cs, req)
 	if *infra != nil {
 		return nil, *infra
@@ -171,18 +172,24 @@ func (c *policyCheck) view(ctx context.Context, a *Admission, governed string, p
 		}
 	}
 	req.Facts = func() (map[string]policy.Value, error) {
-		if c.facts == nil {
-			return nil, fmt.Errorf("this server reads no data facts at the gate")
-		}
-		facts, digest, err := c.facts.PolicyFacts(ctx, r.Data)
-		if err != nil {
-			if !errors.Is(err, ErrNoData) {
-				infra = err
+		// Read once per decision: every view (a pipeline's steps and the
+		// whole) decides on the same bytes, and the source is read once.
+		if !a.factsRead {
+			a.factsRead = true
+			if c.facts == nil {
+				a.factsErr = fmt.Errorf("this server reads no data facts at the gate")
+			} else {
+				var digest hashing.Digest
+				a.facts, digest, a.factsErr = c.facts.PolicyFacts(ctx, r.Data)
+				if a.factsErr == nil {
+					a.data = &digest
+				}
 			}
-			return nil, err
 		}
-		a.data = &digest
-		return facts, nil
+		if a.factsErr != nil && c.facts != nil && !errors.Is(a.factsErr, ErrNoData) {
+			infra = a.factsErr
+		}
+		return a.facts, a.factsErr
 	}
 	return req, &infra
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/registry"
 )
 
@@ -65,6 +66,12 @@ var (
 // repaired document must go through the gate again: repair fixes form,
 // never grounding.
 func RepairRequest(doc []byte, lookup Lookup) ([]byte, []Repair, error) {
+	// Only a document the gate reads the same way: no duplicate keys, no
+	// trailing data (a lenient decoder would silently drop them, a change
+	// no repair would record).
+	if _, err := hashing.CanonicalizeJSON(doc); err != nil {
+		return nil, nil, nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.UseNumber() // numbers keep their exact text
 	var top map[string]any
@@ -74,8 +81,10 @@ func RepairRequest(doc []byte, lookup Lookup) ([]byte, []Repair, error) {
 	var reps []Repair
 	rename(top, requestFields, "", "", &reps)
 	steps, ok := top["pipeline"].([]any)
-	if !ok {
-		return nil, nil, nil // a family request is never repaired
+	if !ok || len(steps) > MaxSteps {
+		// A family request is never repaired; an oversized pipeline is
+		// refused for its size, whatever else is wrong with it.
+		return nil, nil, nil
 	}
 	for i, s := range steps {
 		step, ok := s.(map[string]any)
@@ -83,12 +92,11 @@ func RepairRequest(doc []byte, lookup Lookup) ([]byte, []Repair, error) {
 			continue
 		}
 		name := fmt.Sprintf("pipeline[%d]", i)
+		first := len(reps)
 		rename(step, stepFields, name, "", &reps)
 		if id, ok := step["id"].(string); ok && ValidID(id) {
-			for k := range reps {
-				if reps[k].Step == name {
-					reps[k].Step = id
-				}
+			for k := first; k < len(reps); k++ {
+				reps[k].Step = id
 			}
 			name = id
 		}

@@ -50,6 +50,8 @@ func TestRepairRequest(t *testing.T) {
 		{"inputs list", `{"pipeline":[{"id":"z","capability":"wzs","params":{"window":5},"inputs":"data"}]}`,
 			`{"pipeline":[{"capability":"wzs","id":"z","inputs":["data"],"params":{"window":5}}]}`, []string{RuleInputsList}},
 		{"unknown capability: params untouched", `{"pipeline":[{"id":"z","capability":"nosuch","params":{"window":"5"},"inputs":["data"]}]}`, "", nil},
+		{"duplicate keys are the gate's to refuse", `{"pipeline":[{"id":"z","capability":"wzs","params":{"window":"5","window":6},"inputs":["data"]}]}`, "", nil},
+		{"trailing data is the gate's to refuse", `{"pipeline":[{"id":"z","capability":"wzs","params":{"window":"5"},"inputs":["data"]}]} {"x":1}`, "", nil},
 		{"a family is not a step", `{"pipeline":[{"id":"z","capability":"FAM","params":{"window":"5"},"inputs":["data"]}]}`, "", nil},
 	}
 	for _, tc := range cases {

@@ -134,6 +134,9 @@ type Request struct {
 	// GridPoints, when not zero, is the number of grid points the whole
 	// request spans (/grid/points).
 	GridPoints int
+	// Owner names, in messages, what declares Params when it is not the
+	// family (a pipeline's step); empty means Family.
+	Owner string
 }
 
 // Points is the number of grid points (morphisms) the request spans:
@@ -182,7 +185,11 @@ func (r Request) values(p Pointer) ([]Value, error) {
 	if d, ok := r.Defaults[p.Param]; ok {
 		return []Value{d}, nil
 	}
-	return nil, fmt.Errorf("the request does not set params.%s and %s declares no default for it", p.Param, r.Family)
+	owner := r.Owner
+	if owner == "" {
+		owner = r.Family
+	}
+	return nil, fmt.Errorf("the request does not set params.%s and %s declares no default for it", p.Param, owner)
 }
 
 // literal writes v as an SMT-LIB literal of sort, or says why it cannot be

@@ -220,8 +220,8 @@ func (s *Server) getDiscovery(c echo.Context) error {
 type groundRequest struct {
 	Request   json.RawMessage `json:"request"`
 	Discovery json.RawMessage `json:"discovery"`
-	// Repair is "rules" (the default) or "none": whether a refused
-	// pipeline step may be repaired by the named rules (SPEC §11).
+	// Repair is "rules" (the default), "none" or "llm": what may repair a
+	// refused pipeline step (SPEC §11; "llm" only with serve --repair-llm).
 	Repair string `json:"repair"`
 }
 
