@@ -29,6 +29,11 @@ type Options struct {
 	Timeout time.Duration
 	// ReadOnly opens the file without write access.
 	ReadOnly bool
+	// Screen, when set, vets every entry Put or Apply writes after it
+	// validates (seeding the built-in catalog is not screened): an error
+	// refuses the write. The server sets it to refuse discovery text that
+	// addresses agents (fuzz.Screen); it should wrap ErrInvalidEntry.
+	Screen func(Entry) error
 }
 
 // Store is the bbolt-backed registry. It is safe for concurrent use.
@@ -37,6 +42,7 @@ type Store struct {
 	log     *slog.Logger
 	now     func() time.Time
 	writeMu sync.Mutex // orders commits with snapshot publication
+	screen  func(Entry) error
 	current atomic.Pointer[Snapshot]
 }
 
@@ -56,7 +62,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("registry: open %s: %w", path, err)
 	}
-	s := &Store{db: db, log: opt.Logger, now: opt.Now}
+	s := &Store{db: db, log: opt.Logger, now: opt.Now, screen: opt.Screen}
 	if !opt.ReadOnly {
 		err = db.Update(func(tx *bolt.Tx) error {
 			for _, b := range [][]byte{bucketMeta, bucketRecords, bucketChunks, bucketVersions, bucketNames, bucketIdentities} {
@@ -171,7 +177,7 @@ type PutResult struct {
 // entry identical to the stored one creates no version. An entry whose
 // identity another name already has is refused with a *DuplicateError.
 func (s *Store) Put(ctx context.Context, e Entry) (PutResult, error) {
-	if err := e.Validate(); err != nil {
+	if err := s.vet(e); err != nil {
 		return PutResult{}, err
 	}
 	s.writeMu.Lock()
@@ -193,7 +199,7 @@ func (s *Store) Put(ctx context.Context, e Entry) (PutResult, error) {
 // stored ones are skipped; when nothing changes, no version is created.
 func (s *Store) Apply(ctx context.Context, entries []Entry) (uint64, []string, error) {
 	for _, e := range entries {
-		if err := e.Validate(); err != nil {
+		if err := s.vet(e); err != nil {
 			return 0, nil, err
 		}
 	}
@@ -585,4 +591,15 @@ func readVersion(ctx context.Context, tx *bolt.Tx, n uint64, base *Snapshot) (*S
 		return nil, fmt.Errorf("%w: version %d records %d entries, holds %d", ErrCorrupt, n, doc.Count, len(items))
 	}
 	return newSnapshot(doc.VersionInfo, items, r), nil
+}
+
+// vet validates an entry a caller writes, then screens it.
+func (s *Store) vet(e Entry) error {
+	if err := e.Validate(); err != nil {
+		return err
+	}
+	if s.screen != nil {
+		return s.screen(e)
+	}
+	return nil
 }

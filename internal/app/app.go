@@ -21,6 +21,7 @@ import (
 
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/execution"
+	"github.com/groundgate/groundgate/fuzz"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/policy"
@@ -47,6 +48,9 @@ type Config struct {
 	Solver string
 	// PolicyTimeout bounds one solver query; zero means policy.DefaultTimeout.
 	PolicyTimeout time.Duration
+	// RefusePoisonedDisc refuses registry writes whose discovery text
+	// addresses agents, hides characters or holds links (fuzz.Screen).
+	RefusePoisonedDisc bool
 	// Advisor, when set, serves groundings that ask for "repair": "llm",
 	// within AdviceBudget; nil refuses them.
 	Advisor      ground.Advisor
@@ -111,7 +115,11 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	if _, serr := os.Stat(cfg.DB); errors.Is(serr, fs.ErrNotExist) {
 		created = true
 	}
-	m.Store, err = registry.Open(ctx, cfg.DB, registry.Options{Logger: cfg.Logger, Timeout: LockWait})
+	ropt := registry.Options{Logger: cfg.Logger, Timeout: LockWait}
+	if cfg.RefusePoisonedDisc {
+		ropt.Screen = fuzz.Screen
+	}
+	m.Store, err = registry.Open(ctx, cfg.DB, ropt)
 	if err != nil {
 		// A lock timeout means another process made the file meanwhile
 		// and holds it: it is not ours to remove.

@@ -1,0 +1,217 @@
+// Package fuzz tests the registry itself (SPEC §12, ToolFuzz): what its
+// capabilities do on hostile arguments, whether their own words find them,
+// and whether those words try to steer the agent that reads them.
+//
+// This file is the last of those: discovery text that addresses an agent —
+// the MCP tool-poisoning attack on our own registry. The discovery layer is
+// outside every identity, so an entry's words can change without a trace in
+// any evidence; they are also what an agent reads when it chooses a tool.
+package fuzz
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/groundgate/groundgate/registry"
+)
+
+// The poisoning rules a flag names.
+const (
+	// RuleInstruction: text that addresses an agent — telling it to
+	// ignore its instructions, to always pick this tool, to avoid others,
+	// to hide something from the user, or that poses as a system prompt.
+	RuleInstruction = "instruction"
+	// RuleHiddenText: invisible or direction-changing characters (zero
+	// width, bidi controls, Unicode tag characters, variation selectors,
+	// other format and control characters): text a person reviewing the
+	// entry does not see and a model does.
+	RuleHiddenText = "hidden_text"
+	// RuleURL: a link. Discovery text describes behaviour; a URL is an
+	// exfiltration or redirection channel, never needed to find a tool.
+	RuleURL = "url"
+)
+
+// Flag is one piece of discovery text that a poisoning rule matched.
+type Flag struct {
+	// Field is where: "disc.description", "disc.aliases[2]", "name", …
+	Field string `json:"field"`
+	Rule  string `json:"rule"`
+	// Why says which pattern matched.
+	Why string `json:"why"`
+	// Excerpt is the matched text in context, hidden characters written
+	// as U+XXXX, at most about 100 bytes.
+	Excerpt string `json:"excerpt"`
+}
+
+// instruction patterns, matched on the text lower-cased with its
+// whitespace folded. Each needs an agent-directed object (this tool, other
+// tools, the user, instructions): the catalog's own words ("always long",
+// "return 0 instead of NA", "counting rows rather than values") are
+// descriptions, not orders.
+var instructions = []struct {
+	why string
+	re  *regexp.Regexp
+}{
+	{"tells the agent to ignore its instructions",
+		regexp.MustCompile(`\b(ignore|disregard|forget|override|bypass)\b[^.]{0,40}\b(instructions?|prompts?|rules|guidelines|polic(y|ies)|constraints|previous|prior|above)\b`)},
+	{"tells the agent to always choose this tool",
+		regexp.MustCompile(`\b(always|only ever|must|should|you (must|should|need to))\b[^.]{0,20}\b(use|call|choose|pick|select|prefer|run|invoke|recommend)\b[^.]{0,20}\b(this|me|it)\b[^.]{0,12}\b(tool|capability|function|one|first|instead|always)?`)},
+	{"tells the agent to avoid other tools",
+		regexp.MustCompile(`\b(never|do not|don't|avoid|instead of|rather than)\b[^.]{0,20}\b(use|call|choose|pick|select|using|calling|choosing)?\b[^.]{0,10}\b(any |all )?(other|another|competing|alternative)\b[^.]{0,15}\b(tools?|capabilit(y|ies)|functions?|famil(y|ies)|metrics?|operations?)\b`)},
+	{"tells the agent to hide something from the user",
+		regexp.MustCompile(`\b(do not|don't|never|without)\b[^.]{0,20}\b(tell|telling|inform|informing|mention|mentioning|reveal|revealing|show|showing|disclose|disclosing)\b[^.]{0,30}\b(user|researcher|human|operator|anyone)\b`)},
+	{"addresses an AI agent",
+		regexp.MustCompile(`\b(as an? (ai|assistant|agent|llm|language model)|dear (ai|assistant|agent|model)|(attention|note to|hey)[ ,:]+(ai|assistant|agent|llm|model)s?\b|you are an? (ai|assistant|agent|llm|helpful))`)},
+	{"poses as a system or developer message",
+		regexp.MustCompile(`(system prompt|developer message|<\s*/?\s*(important|system|instructions?|admin)\s*>|\[\s*/?\s*(system|inst|important)\s*\]|\bnew instructions?\s*:)`)},
+}
+
+var urlPattern = regexp.MustCompile(`(?i)\b(https?|ftp|file|data|javascript|mailto)\s*:|\bwww\.[a-z0-9-]|\b[a-z0-9-]+\.(com|net|org|io|ai|xyz|ru|cn)\b(/|\s|$)`)
+
+// Poisoning screens an entry's discovery text — its name, aliases, tags,
+// description and examples — and returns what it flags, in field order.
+func Poisoning(e registry.Entry) []Flag {
+	var flags []Flag
+	screen := func(field, text string) {
+		flags = append(flags, screenText(field, text)...)
+	}
+	screen("name", e.Name)
+	screen("disc.description", e.Disc.Description)
+	for i, a := range e.Disc.Aliases {
+		screen(fmt.Sprintf("disc.aliases[%d]", i), a)
+	}
+	for i, t := range e.Disc.Tags {
+		screen(fmt.Sprintf("disc.tags[%d]", i), t)
+	}
+	for i, x := range e.Disc.Examples {
+		screen(fmt.Sprintf("disc.examples[%d]", i), x)
+	}
+	return flags
+}
+
+// screenText applies every rule to one field: hidden characters on the
+// raw text, then instructions and links on what a reader sees of it.
+func screenText(field, text string) []Flag {
+	var flags []Flag
+	if i := hiddenAt(text); i >= 0 {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		why := fmt.Sprintf("holds %U, a character a reader does not see", r)
+		if r == utf8.RuneError {
+			why = "holds bytes that are not UTF-8"
+		}
+		flags = append(flags, Flag{Field: field, Rule: RuleHiddenText, Why: why, Excerpt: excerpt(text, i, i+size)})
+	}
+	visible := fold(text)
+	for _, in := range instructions {
+		if loc := in.re.FindStringIndex(visible); loc != nil {
+			flags = append(flags, Flag{Field: field, Rule: RuleInstruction, Why: in.why, Excerpt: excerpt(visible, loc[0], loc[1])})
+			break // one instruction flag per field says enough
+		}
+	}
+	if loc := urlPattern.FindStringIndex(visible); loc != nil {
+		flags = append(flags, Flag{Field: field, Rule: RuleURL, Why: "holds a link", Excerpt: excerpt(visible, loc[0], loc[1])})
+	}
+	return flags
+}
+
+// hidden reports a rune a reader does not see: format characters (zero
+// width, bidi controls, tag characters, the BOM), variation selectors,
+// controls other than tab and newline, and unassigned or private-use code
+// points.
+func hidden(r rune) bool {
+	switch {
+	case r == '\t' || r == '\n' || r == '\r':
+		return false
+	case unicode.Is(unicode.Cf, r), unicode.Is(unicode.Cc, r), unicode.Is(unicode.Co, r):
+		return true
+	case r >= 0xFE00 && r <= 0xFE0F, r >= 0xE0100 && r <= 0xE01EF: // variation selectors
+		return true
+	case r == utf8.RuneError:
+		return true
+	}
+	return !unicode.IsGraphic(r) && !unicode.IsSpace(r)
+}
+
+func hiddenAt(s string) int {
+	for i, r := range s {
+		if hidden(r) {
+			return i
+		}
+	}
+	return -1
+}
+
+// fold is the text as a reader sees it: hidden characters dropped (so
+// "al\u200bways use this" still reads "always use this"), lower case,
+// whitespace runs as one space.
+func fold(s string) string {
+	var b strings.Builder
+	space := false
+	for _, r := range s {
+		switch {
+		case hidden(r):
+			continue
+		case unicode.IsSpace(r):
+			space = true
+			continue
+		}
+		if space && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		space = false
+		b.WriteRune(unicode.ToLower(r))
+	}
+	return b.String()
+}
+
+// maxExcerpt bounds an excerpt (hidden characters grow six-fold).
+const maxExcerpt = 120
+
+// excerpt is s[i:j] with up to 30 bytes either side, hidden characters
+// written as U+XXXX, at most maxExcerpt bytes and always valid UTF-8.
+func excerpt(s string, i, j int) string {
+	lo, hi := max(i-30, 0), min(max(j, i+1)+30, len(s))
+	// Step onto rune starts, but never far: invalid bytes are all
+	// "continuations", and the window must stay bounded.
+	for k := 0; k < utf8.UTFMax && lo > 0 && !utf8.RuneStart(s[lo]); k++ {
+		lo--
+	}
+	var b strings.Builder
+	if lo > 0 {
+		b.WriteString("…")
+	}
+	for _, r := range s[lo:hi] {
+		if b.Len() >= maxExcerpt {
+			break
+		}
+		if hidden(r) {
+			fmt.Fprintf(&b, "%U", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	if hi < len(s) || b.Len() >= maxExcerpt {
+		b.WriteString("…")
+	}
+	return b.String()
+}
+
+// ErrPoisoned marks an entry refused for its discovery text.
+var ErrPoisoned = fmt.Errorf("discovery text addresses agents: %w", registry.ErrInvalidEntry)
+
+// Screen is a registry write screen (registry.Options.Screen): it refuses
+// an entry any poisoning rule flags, naming each field and why.
+func Screen(e registry.Entry) error {
+	flags := Poisoning(e)
+	if len(flags) == 0 {
+		return nil
+	}
+	parts := make([]string, len(flags))
+	for i, f := range flags {
+		parts[i] = fmt.Sprintf("%s: %s (%q)", f.Field, f.Why, f.Excerpt)
+	}
+	return fmt.Errorf("entry %q: %s: %w", e.Name, strings.Join(parts, "; "), ErrPoisoned)
+}
