@@ -177,6 +177,15 @@ func (d *Discoverer) Discover(ctx context.Context, q Query) (Result, error) {
 	return res, nil
 }
 
+// Probe matches the query like Discover but stores nothing: for tests of
+// the registry's own words (package fuzz), which ask thousands of
+// questions no agent will ground. Its results are not evidence the gate
+// can look up.
+func (d *Discoverer) Probe(ctx context.Context, q Query) (Result, error) {
+	res, _, err := d.discover(ctx, q)
+	return res, err
+}
+
 func (d *Discoverer) discover(ctx context.Context, q Query) (Result, []byte, error) {
 	switch {
 	case q.Prompt == "" && len(q.Terms) == 0:

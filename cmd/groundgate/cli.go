@@ -39,6 +39,7 @@ func commands() []commandSpec {
 		{"ground", "check a request against discovery evidence (the gate)", func() command { return &groundCmd{} }},
 		{"run", "execute a grounded request and print its footprint", func() command { return &runCmd{} }},
 		{"replay", "re-run a stored execution and compare every layer", func() command { return &replayCmd{} }},
+		{"fuzz", "test the registry itself: poisoned, undiscoverable and inconsistent entries", func() command { return &fuzzCmd{} }},
 		{"diff", "compare two executions layer by layer", func() command { return &diffCmd{} }},
 		{"contract", "check a request against the capabilities' contracts (dry run)", func() command { return &contractCmd{} }},
 		{"policy", "lint, diff, store and list solver-checked policies", func() command { return &policyCmd{} }},
