@@ -3,6 +3,7 @@ package fuzz
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -100,7 +101,7 @@ func (d *discoverability) ask(ctx context.Context, pr Prober, seed uint64, versi
 	// What each template's own words discover ("the prices" finds
 	// operations on prices): not found by the phrase, so not counted.
 	noise := map[registry.Kind]map[int][]string{}
-	for _, k := range sortedKinds() {
+	for _, k := range slices.Sorted(maps.Keys(templates)) {
 		noise[k] = map[int][]string{}
 		for ti, t := range templates[k] {
 			bare := strings.TrimSpace(strings.ReplaceAll(t, "{p}", ""))
@@ -160,7 +161,7 @@ func (d *discoverability) ask(ctx context.Context, pr Prober, seed uint64, versi
 //     phrases find another of its kind beside it;
 //   - consistency: one template with two of its phrases (synonyms) finds
 //     different capabilities of its kind.
-func (d *discoverability) findings() []Finding {
+func (d *discoverability) findings() []findingBody {
 	type perCap struct {
 		kind     registry.Kind
 		asked    int
@@ -216,17 +217,17 @@ func (d *discoverability) findings() []Finding {
 		pc.byTmpl[p.template][key] = append(pc.byTmpl[p.template][key], p.phrase)
 	}
 	sort.Strings(names)
-	var out []Finding
+	var out []findingBody
 	for _, n := range names {
 		pc := caps[n]
 		if pc.hits == 0 && len(pc.failures) < pc.asked {
-			out = append(out, Finding{Kind: KindDiscoverability, Capability: n, Rule: "unreachable",
+			out = append(out, findingBody{Kind: KindDiscoverability, Capability: n, Rule: "unreachable",
 				Detail: fmt.Sprintf("none of %d prompts built from its aliases discovers it (%d aliases; only its code name, if anything, finds it)", pc.asked, len(pc.phrases)-1)})
 		}
 		if pc.hits > 0 {
 			for _, ph := range pc.phrases {
 				if pc.byPhrase[ph] == 0 {
-					out = append(out, Finding{Kind: KindDiscoverability, Capability: n, Rule: "dead_phrase",
+					out = append(out, findingBody{Kind: KindDiscoverability, Capability: n, Rule: "dead_phrase",
 						Detail: fmt.Sprintf("its phrase %q finds it in none of the prompts built from it (discovery drops or reads it otherwise)", ph)})
 				}
 			}
@@ -238,16 +239,16 @@ func (d *discoverability) findings() []Finding {
 		sort.Strings(others)
 		for _, o := range others {
 			ps := pc.instead[o]
-			out = append(out, Finding{Kind: KindDiscoverability, Capability: n, Rule: "confused", Other: o,
+			out = append(out, findingBody{Kind: KindDiscoverability, Capability: n, Rule: "confused", Other: o,
 				Detail:   fmt.Sprintf("%d prompt(s) built from its phrases discover %s %s and not it", len(ps), pc.kind, o),
 				Examples: firstN(ps, 3)})
 		}
 		// A family's or metric's own words finding another of its kind
 		// too: the agent must choose, and may choose the other.
 		if pc.kind == registry.KindFamily || pc.kind == registry.KindMetric {
-			for _, o := range sortedKeys(pc.beside) {
+			for _, o := range slices.Sorted(maps.Keys(pc.beside)) {
 				ps := pc.beside[o]
-				out = append(out, Finding{Kind: KindDiscoverability, Capability: n, Rule: "ambiguous", Other: o,
+				out = append(out, findingBody{Kind: KindDiscoverability, Capability: n, Rule: "ambiguous", Other: o,
 					Detail:   fmt.Sprintf("%d prompt(s) built from its phrases discover %s %s beside it", len(ps), pc.kind, o),
 					Examples: firstN(ps, 3)})
 			}
@@ -263,19 +264,19 @@ func (d *discoverability) findings() []Finding {
 				continue
 			}
 			var parts []string
-			for _, key := range sortedKeys(groups) {
+			for _, key := range slices.Sorted(maps.Keys(groups)) {
 				found := key
 				if found == "" {
 					found = "nothing"
 				}
 				parts = append(parts, fmt.Sprintf("%s → %s", strings.Join(firstN(groups[key], 3), " / "), found))
 			}
-			out = append(out, Finding{Kind: KindConsistency, Capability: n, Rule: "synonyms_disagree",
+			out = append(out, findingBody{Kind: KindConsistency, Capability: n, Rule: "synonyms_disagree",
 				Detail:   fmt.Sprintf("its synonyms in the template %q discover different %ss: %s", templates[pc.kind][t], pc.kind, strings.Join(parts, "; ")),
 				Examples: nil})
 		}
 		for _, f := range firstN(pc.failures, 1) {
-			out = append(out, Finding{Kind: KindDiscoverability, Capability: n, Rule: "query_refused", Detail: "discovery refused a prompt: " + f})
+			out = append(out, findingBody{Kind: KindDiscoverability, Capability: n, Rule: "query_refused", Detail: "discovery refused a prompt: " + f})
 		}
 	}
 	return out
@@ -318,22 +319,4 @@ func firstN(xs []string, n int) []string {
 		return xs[:n]
 	}
 	return xs
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
-}
-
-func sortedKinds() []registry.Kind {
-	ks := make([]registry.Kind, 0, len(templates))
-	for k := range templates {
-		ks = append(ks, k)
-	}
-	sort.Slice(ks, func(i, j int) bool { return ks[i] < ks[j] })
-	return ks
 }

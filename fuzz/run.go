@@ -21,9 +21,15 @@ const (
 // SHA-256 of the JCS encoding of everything else, so the same finding has
 // the same id in every run that finds it.
 type Finding struct {
-	ID         hashing.Digest `json:"id"`
-	Kind       string         `json:"kind"`
-	Capability string         `json:"capability"`
+	ID hashing.Digest `json:"id"`
+	findingBody
+}
+
+// findingBody is a finding without its id: what the id hashes. Its fields
+// are the finding's (encoding/json inlines them).
+type findingBody struct {
+	Kind       string `json:"kind"`
+	Capability string `json:"capability"`
 	// Rule names what was found within the kind: unreachable, confused,
 	// synonyms_disagree, instruction, hidden_text, url, …
 	Rule   string `json:"rule"`
@@ -33,6 +39,15 @@ type Finding struct {
 	// Field is where in the entry (poisoning).
 	Field    string   `json:"field,omitempty"`
 	Examples []string `json:"examples,omitempty"`
+}
+
+// seal gives a finding its content address.
+func seal(b findingBody) (Finding, error) {
+	id, err := hashing.SHA256Of(b)
+	if err != nil {
+		return Finding{}, fmt.Errorf("fuzz: finding id: %w", err)
+	}
+	return Finding{ID: id, findingBody: b}, nil
 }
 
 // Report is a run's output (SPEC §12).
@@ -72,9 +87,10 @@ func Run(ctx context.Context, snap *registry.Snapshot, pr Prober, cfg Config) (*
 		Tests: []string{KindPoisoning, KindDiscoverability, KindConsistency}, Suggestions: []any{}}
 	caps := snap.Capabilities()
 	sort.Slice(caps, func(i, j int) bool { return caps[i].Name < caps[j].Name })
+	var found []findingBody
 	for _, c := range caps {
 		for _, f := range Poisoning(c.Entry) {
-			r.Findings = append(r.Findings, Finding{Kind: KindPoisoning, Capability: c.Name, Rule: f.Rule,
+			found = append(found, findingBody{Kind: KindPoisoning, Capability: c.Name, Rule: f.Rule,
 				Field: f.Field, Detail: f.Why, Examples: []string{f.Excerpt}})
 		}
 	}
@@ -84,37 +100,13 @@ func Run(ctx context.Context, snap *registry.Snapshot, pr Prober, cfg Config) (*
 		return nil, err
 	}
 	r.Complete, r.Probes, r.Asked = complete, len(d.probes), len(d.answers)
-	r.Findings = append(r.Findings, d.findings()...)
+	found = append(found, d.findings()...)
 	r.Confusion = []Confusion{d.confusion(registry.KindFamily), d.confusion(registry.KindMetric)}
-	for i := range r.Findings {
-		if err := r.Findings[i].seal(); err != nil {
+	r.Findings = make([]Finding, len(found))
+	for i, b := range found {
+		if r.Findings[i], err = seal(b); err != nil {
 			return nil, err
 		}
 	}
-	if r.Findings == nil {
-		r.Findings = []Finding{}
-	}
 	return r, nil
-}
-
-// findingBody is a finding without its id: what the id hashes.
-type findingBody struct {
-	Kind       string   `json:"kind"`
-	Capability string   `json:"capability"`
-	Rule       string   `json:"rule"`
-	Detail     string   `json:"detail"`
-	Other      string   `json:"other,omitempty"`
-	Field      string   `json:"field,omitempty"`
-	Examples   []string `json:"examples,omitempty"`
-}
-
-// seal sets the finding's content address: SHA-256 of the JCS encoding of
-// the finding without its id.
-func (f *Finding) seal() error {
-	id, err := hashing.SHA256Of(findingBody{f.Kind, f.Capability, f.Rule, f.Detail, f.Other, f.Field, f.Examples})
-	if err != nil {
-		return fmt.Errorf("fuzz: finding id: %w", err)
-	}
-	f.ID = id
-	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -177,7 +178,7 @@ func localChanges(before, after []byte, faulty map[int]map[string]bool) ([]pipel
 			continue
 		}
 		id, _ := sb["id"].(string)
-		for _, k := range sortedKeys(mergeKeys(pa, pb)) {
+		for _, k := range slices.Sorted(maps.Keys(mergeKeys(pa, pb))) {
 			if reflect.DeepEqual(pa[k], pb[k]) {
 				continue
 			}

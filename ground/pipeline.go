@@ -24,7 +24,7 @@ type Step struct {
 }
 
 // ParamNames returns the step's parameter names, sorted.
-func (s Step) ParamNames() []string { return sortedKeys(s.Params) }
+func (s Step) ParamNames() []string { return slices.Sorted(maps.Keys(s.Params)) }
 
 // Nodes is the pipeline's step graph, for pipeline.Lay.
 func (r Request) Nodes() []pipeline.Node {
@@ -116,7 +116,7 @@ func decodeStep(i int, item json.RawMessage) (Step, []Failure, int) {
 		return s, []Failure{fail(field(""), F1, "", "a step is an object {id, capability, params, inputs}")}, 1
 	}
 	var fails []Failure
-	for _, k := range sortedKeys(raw) {
+	for _, k := range slices.Sorted(maps.Keys(raw)) {
 		switch k {
 		case "id", "capability", "params", "inputs":
 		default:
@@ -147,23 +147,10 @@ func decodeStep(i int, item json.RawMessage) (Step, []Failure, int) {
 		fails = append(fails, fail(field("inputs"), F1, "", fmt.Sprintf("%d inputs, at most %d", len(s.Inputs), pipeline.MaxInputs)))
 	}
 	points := 1
-	if v, ok := raw["params"]; ok && string(v) != "null" {
-		var ps map[string]json.RawMessage
-		if err := json.Unmarshal(v, &ps); err != nil {
-			fails = append(fails, fail(field("params"), F1, "", "params must be an object of name → value or list"))
-		} else if len(ps) > MaxParams {
-			fails = append(fails, fail(field("params"), F1, "", fmt.Sprintf("%d parameters, at most %d", len(ps), MaxParams)))
-		} else {
-			for _, name := range sortedKeys(ps) {
-				var p Param
-				if err := json.Unmarshal(ps[name], &p); err != nil {
-					fails = append(fails, fail(field("params."+clip(name)), F1, "", err.Error()))
-					continue
-				}
-				s.Params[name] = p
-				points = min(points*len(p.Values), MaxGridPoints+1)
-			}
-		}
+	if v, ok := raw["params"]; ok {
+		var pf []Failure
+		points, pf = decodeParams(v, field("params"), s.Params)
+		fails = append(fails, pf...)
 	}
 	return s, fails, points
 }

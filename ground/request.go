@@ -10,9 +10,9 @@ package ground
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/groundgate/groundgate/hashing"
@@ -168,14 +168,7 @@ func jsonKind(v any) string {
 }
 
 // ParamNames returns the request's parameter names, sorted.
-func (r Request) ParamNames() []string {
-	names := make([]string, 0, len(r.Params))
-	for n := range r.Params {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func (r Request) ParamNames() []string { return slices.Sorted(maps.Keys(r.Params)) }
 
 // Canonical returns the request's RFC 8785 bytes: the one form that is
 // hashed, stored and executed.
@@ -218,7 +211,7 @@ func DecodeRequest(data []byte) (Request, []Failure) {
 	}
 	var fails []Failure
 	known := map[string]bool{"family": true, "metric": true, "params": true, "data": true, "pipeline": true, "output": true}
-	for _, k := range sortedKeys(raw) {
+	for _, k := range slices.Sorted(maps.Keys(raw)) {
 		if !known[k] {
 			fails = append(fails, fail("request."+clip(k), F1, "", fmt.Sprintf("unknown field %q (a request has family or pipeline and output, metric, params and data)", clip(k))))
 		}
@@ -262,41 +255,43 @@ func DecodeRequest(data []byte) (Request, []Failure) {
 		if err := json.Unmarshal(v, &ps); err != nil || len(ps) > 0 {
 			fails = append(fails, fail("params", F1, "", "a pipeline's parameters belong to its steps (pipeline[i].params); leave params out"))
 		}
-	} else if ok && string(v) != "null" {
-		var ps map[string]json.RawMessage
-		if err := json.Unmarshal(v, &ps); err != nil {
-			fails = append(fails, fail("params", F1, "", "params must be an object of name → value or list"))
-		} else if len(ps) > MaxParams {
-			fails = append(fails, fail("params", F1, "", fmt.Sprintf("%d parameters, at most %d", len(ps), MaxParams)))
-		} else {
-			points := 1
-			for _, name := range sortedKeys(ps) {
-				var p Param
-				if err := json.Unmarshal(ps[name], &p); err != nil {
-					fails = append(fails, fail("params."+clip(name), F1, "", err.Error()))
-					continue
-				}
-				r.Params[name] = p
-				points *= len(p.Values)
-				if points > MaxGridPoints {
-					points = MaxGridPoints + 1
-				}
-			}
-			if points > MaxGridPoints {
-				fails = append(fails, fail("params", F1, "", fmt.Sprintf("the grid spans more than %d morphisms", MaxGridPoints)))
-			}
+	} else if ok {
+		points, pf := decodeParams(v, "params", r.Params)
+		fails = append(fails, pf...)
+		if points > MaxGridPoints {
+			fails = append(fails, fail("params", F1, "", fmt.Sprintf("the grid spans more than %d morphisms", MaxGridPoints)))
 		}
 	}
 	return r, fails
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
+// decodeParams decodes a params object (a request's, or a step's) into
+// dst, reporting each malformed value as F1 on field.NAME, and returns the
+// grid points its lists span (capped just above MaxGridPoints). null is no
+// parameters.
+func decodeParams(v json.RawMessage, field string, dst map[string]Param) (int, []Failure) {
+	if string(v) == "null" {
+		return 1, nil
 	}
-	sort.Strings(ks)
-	return ks
+	var ps map[string]json.RawMessage
+	if err := json.Unmarshal(v, &ps); err != nil {
+		return 1, []Failure{fail(field, F1, "", "params must be an object of name → value or list")}
+	}
+	if len(ps) > MaxParams {
+		return 1, []Failure{fail(field, F1, "", fmt.Sprintf("%d parameters, at most %d", len(ps), MaxParams))}
+	}
+	var fails []Failure
+	points := 1
+	for _, name := range slices.Sorted(maps.Keys(ps)) {
+		var p Param
+		if err := json.Unmarshal(ps[name], &p); err != nil {
+			fails = append(fails, fail(field+"."+clip(name), F1, "", err.Error()))
+			continue
+		}
+		dst[name] = p
+		points = min(points*len(p.Values), MaxGridPoints+1)
+	}
+	return points, fails
 }
 
 func clip(s string) string {

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -117,7 +117,7 @@ func RepairRequest(doc []byte, lookup Lookup) ([]byte, []Repair, error) {
 			specs[p.Name] = p
 		}
 		rename(params, declared, name, "params.", &reps)
-		for _, key := range sortedKeys(params) {
+		for _, key := range slices.Sorted(maps.Keys(params)) {
 			spec, ok := specs[key]
 			if !ok || (spec.Type != registry.ParamInt && spec.Type != registry.ParamFloat) {
 				continue
@@ -170,7 +170,7 @@ func rename(obj map[string]any, declared []string, step, prefix string, reps *[]
 	if prefix != "" {
 		rule = RuleParamSpelling
 	}
-	for _, k := range sortedKeys(obj) {
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		if slices.Contains(declared, k) {
 			continue
 		}
@@ -269,13 +269,4 @@ func numbers(v any, t registry.ParamType) (any, bool) {
 		return out, changed
 	}
 	return conv(v)
-}
-
-func sortedKeys(m map[string]any) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

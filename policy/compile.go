@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -251,7 +252,7 @@ func Compile(name string, p Policy) (*Compiled, error) {
 		add("bind", "%d bindings, at most %d", len(p.Bind), MaxBindings)
 	}
 	boundSet := map[string]bool{}
-	for _, k := range sortedKeys(p.Bind) {
+	for _, k := range slices.Sorted(maps.Keys(p.Bind)) {
 		field := "bind." + clip(k)
 		sym, ok := smtSymbol(k)
 		if !ok {
@@ -300,7 +301,7 @@ func Compile(name string, p Policy) (*Compiled, error) {
 	for _, f := range c.free {
 		freeSet[f] = true
 	}
-	for _, name := range sortedKeys(defined) {
+	for _, name := range slices.Sorted(maps.Keys(defined)) {
 		d := defined[name]
 		params := map[string]bool{}
 		for _, prm := range d.List[2].List {
@@ -407,15 +408,6 @@ func smtSymbol(s string) (string, bool) {
 		return "", false
 	}
 	return xs[0].Symbol()
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 // CheckRegistry checks the policy against the registry it will govern:

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/big"
 	"math/rand/v2"
 	"os"
@@ -76,7 +77,7 @@ type corpusReq struct {
 
 func (q corpusReq) String() string {
 	var ps []string
-	for _, k := range sortedKeys(q.params) {
+	for _, k := range slices.Sorted(maps.Keys(q.params)) {
 		ps = append(ps, fmt.Sprintf("%s=%v", k, q.params[k]))
 	}
 	facts := "facts:none"
@@ -85,7 +86,7 @@ func (q corpusReq) String() string {
 		facts = "facts:error"
 	case q.facts != nil:
 		var fs []string
-		for _, k := range sortedKeys(q.facts) {
+		for _, k := range slices.Sorted(maps.Keys(q.facts)) {
 			fs = append(fs, k+"="+q.facts[k].String())
 		}
 		facts = "facts:{" + strings.Join(fs, " ") + "}"
@@ -367,7 +368,7 @@ func (p corpusPolicy) evaluate(rule corpusRule, q corpusReq) corpusExpect {
 	if !e.applies {
 		return e
 	}
-	consts := sortedKeys(p.Bind)
+	consts := slices.Sorted(maps.Keys(p.Bind))
 	axes := make([][]any, len(consts))
 	for i, c := range consts {
 		toks, ok := q.lookup(p.Bind[c])
@@ -535,7 +536,7 @@ func cstrs(xs ...string) []corpusTok {
 func corpusGenerate(n int) []corpusReq {
 	rng := rand.New(rand.NewPCG(11, 2024))
 	pick := func(xs []string) string { return xs[rng.IntN(len(xs))] }
-	datas := sortedKeys(corpusFacts)
+	datas := slices.Sorted(maps.Keys(corpusFacts))
 	var out []corpusReq
 	for range n {
 		q := corpusReq{family: pick(corpusFamilies), metric: pick(corpusMetrics), data: pick(datas),
@@ -643,7 +644,7 @@ func corpusFactsFor(rng *rand.Rand, data string) (map[string]corpusTok, bool) {
 	case k < 31:
 		return nil, true
 	case k < 34:
-		delete(m, pick(sortedKeys(m)...))
+		delete(m, pick(slices.Sorted(maps.Keys(m))...))
 	}
 	return m, false
 }
@@ -802,8 +803,8 @@ func TestCorpus(t *testing.T) {
 		// z3 and cvc5: the same refusing policies; the same reasons and
 		// cores wherever the evaluator leaves them no choice.
 		z, c5 := got["z3"], got["cvc5"]
-		if !slices.Equal(sortedKeys(z), sortedKeys(c5)) {
-			t.Errorf("request %d (%s): z3 refuses %v, cvc5 %v", i, q, sortedKeys(z), sortedKeys(c5))
+		if !slices.Equal(slices.Sorted(maps.Keys(z)), slices.Sorted(maps.Keys(c5))) {
+			t.Errorf("request %d (%s): z3 refuses %v, cvc5 %v", i, q, slices.Sorted(maps.Keys(z)), slices.Sorted(maps.Keys(c5)))
 			solverDiff++
 		}
 		for name, rz := range z {
@@ -887,7 +888,7 @@ func TestCorpus(t *testing.T) {
 	for _, kind := range []string{"z3", "cvc5"} {
 		t.Logf("  %-4s total %s, per request p50 %s p99 %s max %s", kind, took[kind].Round(time.Millisecond), pct(kind, 50), pct(kind, 99), pct(kind, 100))
 	}
-	for _, name := range sortedKeys(perPolicy) {
+	for _, name := range slices.Sorted(maps.Keys(perPolicy)) {
 		t.Logf("  %-24s refused %3d, admitted %3d", name, perPolicy[name].refused, perPolicy[name].admitted)
 	}
 }

@@ -3,7 +3,9 @@ package policy
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/groundgate/groundgate/hashing"
@@ -36,7 +38,7 @@ func ParseFile(path string, raw []byte) ([]*Compiled, error) {
 		out  []*Compiled
 		errs []string
 	)
-	for _, name := range sortedKeys(bodies) {
+	for _, name := range slices.Sorted(maps.Keys(bodies)) {
 		p, err := Decode(name, bodies[name])
 		if err == nil {
 			var c *Compiled

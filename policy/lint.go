@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -485,7 +486,7 @@ func newQuery(cs []*Compiled) *query {
 		}
 	}
 	q := &query{carriers: map[string]*carrier{}}
-	for _, text := range sortedKeys(sorts) {
+	for _, text := range slices.Sorted(maps.Keys(sorts)) {
 		s := sorts[text]
 		cr := &carrier{ptr: ptrs[text], sym: smt.SymbolText(reserved + "r" + text)}
 		num := "Int"

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -51,7 +53,7 @@ func NewSet(cs ...*Compiled) *Set {
 }
 
 func (s *Set) seal() {
-	s.names = sortedKeys(s.policies)
+	s.names = slices.Sorted(maps.Keys(s.policies))
 	s.Digest = SetDigest(s.IDs())
 }
 
@@ -205,7 +207,7 @@ func readSet(ctx context.Context, tx *bolt.Tx, n uint64) (*Set, error) {
 		return nil, err
 	}
 	set := &Set{Version: n, policies: map[string]*Compiled{}}
-	for _, name := range sortedKeys(info.Policies) {
+	for _, name := range slices.Sorted(maps.Keys(info.Policies)) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -418,7 +420,7 @@ func VerifyDB(ctx context.Context, db *bolt.DB) (int, []string, error) {
 				problems = append(problems, err.Error())
 				return nil
 			}
-			for _, name := range sortedKeys(info.Policies) {
+			for _, name := range slices.Sorted(maps.Keys(info.Policies)) {
 				if _, err := readBlob(tx, name, info.Policies[name]); err != nil {
 					problems = append(problems, fmt.Sprintf("policy set version %d: %v", v, err))
 				}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -279,7 +280,7 @@ func redescribe(ctx context.Context, s *registry.Store, base *execution.Footprin
 	}
 	before := s.Current()
 	var entries []registry.Entry
-	for _, name := range sortedKeys(Redescribed) {
+	for _, name := range slices.Sorted(maps.Keys(Redescribed)) {
 		if !used[name] {
 			return fmt.Errorf("%s is not used by the base execution (it used %v)", name, base.Capabilities)
 		}
@@ -305,13 +306,4 @@ func redescribe(ctx context.Context, s *registry.Store, base *execution.Footprin
 		return fmt.Errorf("a discovery-only edit changed the registry hash: %s → %s", before.Registry(), s.Current().Registry())
 	}
 	return nil
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
