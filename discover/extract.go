@@ -128,6 +128,11 @@ func (v *Vocabulary) addKey(key string) {
 	}
 }
 
+// Key is what discovery compares a phrase by (its folded, stemmed words):
+// phrases with one key are one alias to discovery ("vol-targeted
+// positions" is "vol targeted position").
+func (v *Vocabulary) Key(p string) string { return v.an.foldTerm(p).key() }
+
 // Len returns the number of distinct phrases, inversion cues included.
 func (v *Vocabulary) Len() int { return len(v.phrases) }
 

@@ -213,7 +213,7 @@ func TestIncrementalEqualsRebuild(t *testing.T) {
 		func() error { _, err := s.Put(ctx, pairsFamily()); return err },
 		func() error { // add an alias and a tag to an existing family
 			e := mom.Entry
-			e.Disc.Aliases = append(slices.Clone(e.Disc.Aliases), "winners keep winning")
+			e.Disc.Aliases = append(slices.Clone(e.Disc.Aliases), "winners keep on winning")
 			e.Disc.Tags = append(slices.Clone(e.Disc.Tags), "price persistence")
 			_, err := s.Put(ctx, e)
 			return err

@@ -165,8 +165,19 @@ func TestPromptSet(t *testing.T) {
 	}{
 		// Measured: family 1.000/0.923, metric 1.000/0.968, 15/15, 7/7.
 		{"dev", "testdata/prompts.json", floors{0.95, 0.85, 0.95, 0.90, 1, 1}},
-		// Measured: family 1.000/0.724, metric 1.000/0.944, 9/9, 4/4.
-		{"holdout", "testdata/prompts_holdout.json", floors{0.95, 0.65, 0.95, 0.85, 1, 1}},
+		// Measured: family 1.000/0.897, metric 1.000/0.944, 9/9, 4/4
+		// (family recall 0.724 before the fuzzer's disc patch,
+		// registry/catalog/patches/001-fuzz.json; the fuzzer's grammar was
+		// written by people who had read this set).
+		{"holdout", "testdata/prompts_holdout.json", floors{1, 0.89, 0.95, 0.85, 1, 1}},
+		// Written blind, after the patch, by someone who saw neither the
+		// discovery layer nor the grammar: 24 paraphrases, 8
+		// undiscoverable. Measured: family 0.714/0.208, metric
+		// 0.944/0.944, 8/8 (before the patch: 0.750/0.125, 0.941/0.889).
+		// The two false families: an alias read against its sense
+		// ("short the recent winners" finds MOM_WZS by "recent winners")
+		// and an inversion cue ("takes the opposite side").
+		{"blind", "testdata/prompts_blind.json", floors{0.7, 0.2, 0.9, 0.9, 1, 0}},
 	} {
 		t.Run(set.name, func(t *testing.T) {
 			ps := loadPrompts(t, set.file)

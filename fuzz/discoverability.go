@@ -40,6 +40,11 @@ type probe struct {
 	template   int
 	prompt     string
 	codeName   bool // the phrase is the capability's name written as words
+	// rephrased marks a generated phrasing of the capability's words
+	// (source: what it rephrases); test puts it on the split's test side.
+	rephrased bool
+	source    string
+	test      bool
 }
 
 // phrases are the words a capability's own vocabulary offers a
@@ -58,12 +63,12 @@ func phrases(c registry.Capability) ([]string, string) {
 }
 
 // probes lists every question for every capability of the kinds a request
-// names, in a fixed order (capabilities by name, phrases, templates).
-func probes(snap *registry.Snapshot) []probe {
+// names, in a fixed order (capabilities by name; its own phrases in every
+// template, then its generated phrasings, each in one sentence template
+// fixed by the phrase).
+func probes(snap *registry.Snapshot, reph map[string]rephrasings, seed uint64) []probe {
 	var out []probe
-	caps := snap.Capabilities()
-	sort.Slice(caps, func(i, j int) bool { return caps[i].Name < caps[j].Name })
-	for _, c := range caps {
+	for _, c := range sortedCaps(snap) {
 		ts := templates[c.Kind]
 		ps, code := phrases(c)
 		for _, p := range ps {
@@ -71,6 +76,12 @@ func probes(snap *registry.Snapshot) []probe {
 				out = append(out, probe{capability: c.Name, kind: c.Kind, phrase: p, template: ti,
 					prompt: strings.ReplaceAll(t, "{p}", p), codeName: p == code && !slices.Contains(c.Disc.Aliases, p)})
 			}
+		}
+		for _, r := range reph[c.Name].asked {
+			ti := 1 + int(sampleKey(c.Name, r.phrase)%uint64(len(ts)-1))
+			out = append(out, probe{capability: c.Name, kind: c.Kind, phrase: r.phrase, template: ti,
+				prompt: strings.ReplaceAll(ts[ti], "{p}", r.phrase), rephrased: true, source: r.source,
+				test: inTest(seed, c.Name, r.phrase)})
 		}
 	}
 	return out
@@ -93,16 +104,26 @@ type answer struct {
 // turns the answers into findings and the confusion matrix.
 type discoverability struct {
 	probes  []probe
+	reph    map[string]rephrasings
+	grammar *Grammar
 	answers map[int]answer
+	// noise is what each template's own words discover ("the prices"
+	// finds operations on prices): not found by the phrase, so not
+	// counted.
+	noise map[registry.Kind]map[int][]string
 }
 
-func (d *discoverability) ask(ctx context.Context, pr Prober, seed uint64, version uint64) (complete bool, err error) {
+func (d *discoverability) report(progress func(Progress)) {
+	if progress != nil {
+		progress(Progress{Done: len(d.answers), Total: len(d.probes)})
+	}
+}
+
+func (d *discoverability) ask(ctx context.Context, pr Prober, seed uint64, version uint64, progress func(Progress)) (complete bool, err error) {
 	d.answers = map[int]answer{}
-	// What each template's own words discover ("the prices" finds
-	// operations on prices): not found by the phrase, so not counted.
-	noise := map[registry.Kind]map[int][]string{}
+	d.noise = map[registry.Kind]map[int][]string{}
 	for _, k := range slices.Sorted(maps.Keys(templates)) {
-		noise[k] = map[int][]string{}
+		d.noise[k] = map[int][]string{}
 		for ti, t := range templates[k] {
 			bare := strings.TrimSpace(strings.ReplaceAll(t, "{p}", ""))
 			if bare == "" {
@@ -114,7 +135,7 @@ func (d *discoverability) ask(ctx context.Context, pr Prober, seed uint64, versi
 			}
 			for _, m := range res.Matches {
 				if m.Kind == k {
-					noise[k][ti] = append(noise[k][ti], m.Name)
+					d.noise[k][ti] = append(d.noise[k][ti], m.Name)
 				}
 			}
 		}
@@ -123,32 +144,39 @@ func (d *discoverability) ask(ctx context.Context, pr Prober, seed uint64, versi
 		if ctx.Err() != nil {
 			return false, nil
 		}
-		p := d.probes[i]
-		res, err := pr.Probe(ctx, discover.Query{Prompt: p.prompt})
+		a, v, err := d.askOne(ctx, pr, d.probes[i])
 		if ctx.Err() != nil {
 			return false, nil
 		}
-		if err != nil {
-			d.answers[i] = answer{err: err}
-			continue
+		if err == nil && v != version {
+			return false, fmt.Errorf("fuzz: the registry moved to version %d during a run pinned to %d", v, version)
 		}
-		if res.Version != version {
-			return false, fmt.Errorf("fuzz: the registry moved to version %d during a run pinned to %d", res.Version, version)
-		}
-		var found []string
-		for _, m := range res.Matches {
-			if m.Kind != p.kind || slices.Contains(found, m.Name) {
-				continue
-			}
-			if m.Name != p.capability && slices.Contains(noise[p.kind][p.template], m.Name) {
-				continue // the template's words found it, not the phrase
-			}
-			found = append(found, m.Name)
-		}
-		sort.Strings(found)
-		d.answers[i] = answer{found: found}
+		d.answers[i] = a
+		d.report(progress)
 	}
 	return true, nil
+}
+
+// askOne asks one probe: the names of its kind discovery finds (sorted,
+// the template's noise left out) and the version that answered. A refused
+// prompt is an answer (query_refused), not an error of the run.
+func (d *discoverability) askOne(ctx context.Context, pr Prober, p probe) (answer, uint64, error) {
+	res, err := pr.Probe(ctx, discover.Query{Prompt: p.prompt})
+	if err != nil {
+		return answer{err: err}, 0, err
+	}
+	var found []string
+	for _, m := range res.Matches {
+		if m.Kind != p.kind || slices.Contains(found, m.Name) {
+			continue
+		}
+		if m.Name != p.capability && slices.Contains(d.noise[p.kind][p.template], m.Name) {
+			continue // the template's words found it, not the phrase
+		}
+		found = append(found, m.Name)
+	}
+	sort.Strings(found)
+	return answer{found: found}, res.Version, nil
 }
 
 // findings reads the answers, capability by capability (name order):
@@ -177,8 +205,8 @@ func (d *discoverability) findings() []findingBody {
 	var names []string
 	for i, p := range d.probes {
 		a, ok := d.answers[i]
-		if !ok {
-			continue
+		if !ok || p.rephrased {
+			continue // generated phrasings: see rephrasedFindings
 		}
 		pc := caps[p.capability]
 		if pc == nil {
@@ -295,7 +323,7 @@ func (d *discoverability) confusion(kind registry.Kind) Confusion {
 	c := Confusion{Kind: kind, Prompts: map[string]int{}, Rows: map[string]map[string]int{}}
 	for i, p := range d.probes {
 		a, ok := d.answers[i]
-		if !ok || p.kind != kind || a.err != nil {
+		if !ok || p.kind != kind || a.err != nil || p.rephrased {
 			continue
 		}
 		c.Prompts[p.capability]++

@@ -11,13 +11,38 @@ import (
 	"github.com/groundgate/groundgate/hashing"
 )
 
-//go:embed catalog/*.json
+//go:embed catalog/*.json catalog/patches/*.json
 var builtin embed.FS
 
 // BuiltinCatalog returns the built-in trading-research catalog that a new
-// database is seeded with.
+// database is seeded with: the entries of catalog/*.json with the disc
+// patches of catalog/patches/*.json applied in file-name order (what
+// groundgate fuzz --patch suggested and people kept; they change no
+// identity).
 func BuiltinCatalog() ([]Entry, error) {
-	return LoadCatalog(builtin, "catalog")
+	es, err := LoadCatalog(builtin, "catalog")
+	if err != nil {
+		return nil, err
+	}
+	files, err := fs.Glob(builtin, "catalog/patches/*.json")
+	if err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		data, err := fs.ReadFile(builtin, f)
+		if err != nil {
+			return nil, fmt.Errorf("catalog: %w", err)
+		}
+		p, err := DecodeDiscPatch(data, f)
+		if err == nil {
+			es, err = p.ApplyEntries(es)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("catalog: %s: %w", f, err)
+		}
+	}
+	return es, nil
 }
 
 // LoadCatalog reads every *.json file in dir of fsys, in file-name order;

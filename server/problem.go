@@ -13,6 +13,7 @@ import (
 	"github.com/groundgate/groundgate/artifacts"
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/execution"
+	"github.com/groundgate/groundgate/fuzz/runs"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/policy"
@@ -68,6 +69,8 @@ const (
 	ptNoSolver       = "solver-unavailable"
 	ptDataChanged    = "data-changed"
 	ptClientClosed   = "client-closed-request"
+	ptFuzzRunning    = "fuzz-run-in-progress"
+	ptInvalidFuzzRun = "invalid-fuzz-run"
 )
 
 // retryAfterSeconds is what a busy executor asks a client to wait: about
@@ -110,6 +113,8 @@ var kinds = map[string]struct {
 	ptNoSolver:       {http.StatusServiceUnavailable, "Policy solver unavailable"},
 	ptDataChanged:    {http.StatusConflict, "Data changed since grounding"},
 	ptClientClosed:   {StatusClientClosedRequest, "Client closed request"},
+	ptFuzzRunning:    {http.StatusConflict, "A fuzz run is in progress"},
+	ptInvalidFuzzRun: {http.StatusUnprocessableEntity, "Invalid fuzz run"},
 }
 
 // statusLabel is the metrics label for a status: its text, with nginx's
@@ -200,7 +205,8 @@ func problemFor(ctx context.Context, err error) (int, Problem, bool) {
 	case errors.Is(err, registry.ErrInvalidEntry):
 		return p(ptInvalidEntry, err.Error())
 	case errors.Is(err, registry.ErrNotFound), errors.Is(err, discover.ErrNotFound), errors.Is(err, ground.ErrNotFound),
-		errors.Is(err, execution.ErrNotFound), errors.Is(err, artifacts.ErrNotFound), errors.Is(err, policy.ErrNotFound):
+		errors.Is(err, execution.ErrNotFound), errors.Is(err, artifacts.ErrNotFound), errors.Is(err, policy.ErrNotFound),
+		errors.Is(err, runs.ErrNotFound):
 		return p(ptNotFound, err.Error())
 	case errors.Is(err, ground.ErrNotAdmitted), errors.Is(err, execution.ErrNotGrounded):
 		return p(ptNotAdmitted, err.Error()+": only a request the gate admitted executes")
@@ -215,12 +221,17 @@ func problemFor(ctx context.Context, err error) (int, Problem, bool) {
 		return st, pr, false // a full queue is load, not a server failure
 	case errors.Is(err, execution.ErrDrift):
 		return p(ptDrift, err.Error()+" (F7): discover and ground again")
+	case errors.Is(err, runs.ErrRunning):
+		return p(ptFuzzRunning, err.Error()+": wait for it to end or cancel it (DELETE), then start again")
+	case errors.Is(err, runs.ErrInvalid):
+		return p(ptInvalidFuzzRun, err.Error())
 	case errors.Is(err, discover.ErrBadQuery):
 		return p(ptBadQuery, err.Error())
 	case errors.Is(err, hashing.ErrMalformed), errors.Is(err, ground.ErrNoAdvisor):
 		return p(ptMalformed, err.Error())
 	case errors.Is(err, registry.ErrCorrupt), errors.Is(err, discover.ErrCorrupt), errors.Is(err, ground.ErrCorrupt),
-		errors.Is(err, execution.ErrCorrupt), errors.Is(err, artifacts.ErrCorrupt), errors.Is(err, policy.ErrCorrupt):
+		errors.Is(err, execution.ErrCorrupt), errors.Is(err, artifacts.ErrCorrupt), errors.Is(err, policy.ErrCorrupt),
+		errors.Is(err, runs.ErrCorrupt):
 		return p(ptCorrupt, "a stored record failed its integrity check; run `groundgate registry verify`")
 	case errors.As(err, &he):
 		switch he.Code {

@@ -73,6 +73,8 @@ type Deps struct {
 	Executor   Executor
 	Policies   Policies
 	Checker    PolicyChecker
+	// FuzzRuns serves /v1/fuzz/runs; nil answers them 404.
+	FuzzRuns FuzzRuns
 }
 
 // Config holds the server's settings.
@@ -99,6 +101,7 @@ type Server struct {
 	// policies and checker serve SPEC §10's routes.
 	policies Policies
 	checker  PolicyChecker
+	fuzz     FuzzRuns
 	cfg      Config
 	log      *slog.Logger
 	echo     *echo.Echo
@@ -118,7 +121,7 @@ func New(d Deps, cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{reg: d.Registry, disc: d.Discoverer, gate: d.Gate, exec: d.Executor, policies: d.Policies, checker: d.Checker, cfg: cfg, log: cfg.Logger}
+	s := &Server{reg: d.Registry, disc: d.Discoverer, gate: d.Gate, exec: d.Executor, policies: d.Policies, checker: d.Checker, fuzz: d.FuzzRuns, cfg: cfg, log: cfg.Logger}
 
 	promReg := prometheus.NewRegistry()
 	promReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -171,6 +174,10 @@ func New(d Deps, cfg Config) *Server {
 	e.PUT("/v1/policies/:name", s.putPolicy, s.requireAdmin)
 	e.DELETE("/v1/policies/:name", s.deletePolicy, s.requireAdmin)
 	e.POST("/v1/policies/lint", s.postPolicyLint)
+	e.POST("/v1/fuzz/runs", s.postFuzzRun, s.requireAdmin)
+	get("/v1/fuzz/runs", s.getFuzzRuns)
+	get("/v1/fuzz/runs/:id", s.getFuzzRun)
+	e.DELETE("/v1/fuzz/runs/:id", s.deleteFuzzRun, s.requireAdmin)
 	s.echo = e
 	return s
 }

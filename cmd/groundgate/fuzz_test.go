@@ -1,9 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/groundgate/groundgate/agent"
 )
 
 // TestFuzzCommand: `groundgate fuzz --json` prints SPEC §12's report —
@@ -40,5 +49,45 @@ func TestFuzzCommand(t *testing.T) {
 	}
 	if code, _, _ := runCLI(t, "fuzz", "--db", db, "--seconds", "0"); code != 2 {
 		t.Fatalf("--seconds 0: exit %d", code)
+	}
+}
+
+// TestFuzzParaphraseLLM: --paraphrase-llm asks the configured
+// OpenAI-compatible endpoint once per family and metric and asks discovery
+// its phrasings on top of the grammar's; without the endpoint configured
+// the flag is a usage error.
+func TestFuzzParaphraseLLM(t *testing.T) {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"choices":[{"message":{"role":"assistant","content":"{\"phrases\": [\"ride the big moves\", \"lean against the crowd\"]}"}}]}`)
+	}))
+	defer srv.Close()
+	env := map[string]string{agent.EnvLLMBaseURL: srv.URL + "/v1", agent.EnvLLMModel: "m"}
+	run := func(getenv func(string) string, args ...string) (int, string, string) {
+		var out, errb bytes.Buffer
+		cli := &CLI{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: getenv}
+		return cli.Main(context.Background(), args), out.String(), errb.String()
+	}
+	db := filepath.Join(t.TempDir(), "f.db")
+	var plain, withLLM struct{ Probes int }
+	_, out, _ := run(func(string) string { return "" }, "fuzz", "--db", db, "--runtime=false", "--json")
+	if err := json.Unmarshal([]byte(out), &plain); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run(func(k string) string { return env[k] }, "fuzz", "--db", db, "--runtime=false", "--paraphrase-llm", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if err := json.Unmarshal([]byte(out), &withLLM); err != nil {
+		t.Fatal(err)
+	}
+	// 4 families and 9 metrics, one call each, two phrasings each.
+	if calls.Load() != 13 || withLLM.Probes != plain.Probes+26 {
+		t.Errorf("%d calls, %d probes (without the LLM %d); want 13 calls and 26 more probes", calls.Load(), withLLM.Probes, plain.Probes)
+	}
+	if code, _, _ := run(func(string) string { return "" }, "fuzz", "--db", db, "--paraphrase-llm"); code != 2 {
+		t.Errorf("--paraphrase-llm without an endpoint: exit %d, want 2", code)
 	}
 }

@@ -23,7 +23,7 @@ subcommands:
   show NAME            one capability (the GET /v1/registry/capabilities/{name} body)
   history              every version, newest first
   version N            a past version (the GET /v1/registry/versions/{n} body)
-  put FILE             add or change the entries in FILE (a JSON entry or array)`
+  put FILE             add or change the entries in FILE (a JSON entry or array, or a disc patch from groundgate fuzz --patch)`
 
 func (r *registryCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
@@ -149,7 +149,14 @@ func put(ctx context.Context, cli *CLI, s *registry.Store, file string) error {
 		return err
 	}
 	var entries []registry.Entry
-	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] == '[' {
+	if registry.IsDiscPatch(data) {
+		// A fuzz run's suggestions (groundgate fuzz --patch): disc layers
+		// only, pinned to the identities they were made for.
+		var p registry.DiscPatch
+		if p, err = registry.DecodeDiscPatch(data, file); err == nil {
+			entries, err = p.Apply(s.Current())
+		}
+	} else if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] == '[' {
 		entries, err = registry.DecodeEntries(data, file)
 	} else {
 		var e registry.Entry

@@ -22,6 +22,7 @@ import (
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/execution"
 	"github.com/groundgate/groundgate/fuzz"
+	"github.com/groundgate/groundgate/fuzz/runs"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/policy"
@@ -68,7 +69,9 @@ type Main struct {
 	// Policies is the policy store; Checker decides requests against it.
 	Policies *policy.Store
 	Checker  *policy.Checker
-	pool     *smt.Pool
+	// Fuzz runs registry fuzzing in the background (POST /v1/fuzz/runs).
+	Fuzz *runs.Manager
+	pool *smt.Pool
 	// lintPool serves lint and policy writes: anyone may lint, and a lint
 	// may ask many questions, so it never holds the gate's solvers.
 	lintPool *smt.Pool
@@ -149,10 +152,16 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	if err != nil {
 		return nil, err
 	}
+	fuzzRuntime := func(ctx context.Context) (*fuzz.Runtime, func() error, error) {
+		return OpenFuzzRuntime(ctx, m.Store, cfg.Data)
+	}
+	if m.Fuzz, err = runs.Open(ctx, m.Store.DB(), m.Store, runs.Options{Logger: cfg.Logger, Runtime: fuzzRuntime}); err != nil {
+		return nil, err
+	}
 	sv, _ := SolverByName(cfg.Solver) // OpenPolicies accepted the name
 	m.lintPool = smt.NewPool(sv, 1)
 	srv := server.New(server.Deps{Registry: m.Store, Discoverer: m.Disc, Gate: m.Gate, Executor: releasing{m.Exec},
-		Policies: m.Policies, Checker: policy.NewChecker(m.lintPool, cfg.PolicyTimeout)},
+		Policies: m.Policies, Checker: policy.NewChecker(m.lintPool, cfg.PolicyTimeout), FuzzRuns: m.Fuzz},
 		server.Config{AdminToken: cfg.AdminToken, Logger: cfg.Logger})
 	m.http = &http.Server{
 		Handler:           srv.Handler(),
@@ -209,6 +218,12 @@ func (m *Main) Run(ctx context.Context) error {
 func (m *Main) Close() error {
 	if m.ln != nil {
 		m.ln.Close()
+	}
+	if m.Fuzz != nil {
+		// Before the database closes: a run in progress is stored as
+		// cancelled, with what it found.
+		m.Fuzz.Close()
+		m.Fuzz = nil
 	}
 	if m.data != nil {
 		m.data.Close()

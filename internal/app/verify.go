@@ -12,6 +12,7 @@ import (
 	"github.com/groundgate/groundgate/artifacts"
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/execution"
+	"github.com/groundgate/groundgate/fuzz/runs"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/policy"
@@ -36,6 +37,8 @@ type Report struct {
 	Blobs      int                   `json:"blobs"`
 	// Policies counts stored policies and versions of the policy set.
 	Policies int `json:"policies"`
+	// FuzzRuns counts stored fuzz runs and findings.
+	FuzzRuns int `json:"fuzz_runs"`
 	// Problems lists the registry's problems as registry.VerifyReport
 	// words them, then every other kind's prefixed with the kind.
 	Problems []string `json:"problems"`
@@ -95,6 +98,10 @@ func VerifyFile(ctx context.Context, path string) (Report, error) {
 	}
 	rep.Policies, problems, err = policy.VerifyDB(ctx, db)
 	if err := collect("policies", problems, err, policy.ErrCorrupt); err != nil {
+		return rep, err
+	}
+	rep.FuzzRuns, problems, err = runs.VerifyDB(ctx, db)
+	if err := collect("fuzz runs", problems, err, runs.ErrCorrupt); err != nil {
 		return rep, err
 	}
 	arts, err := execution.OpenArtifacts(db)

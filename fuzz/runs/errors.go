@@ -1,0 +1,38 @@
+package runs
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Callers match them with errors.Is; the HTTP layer maps
+// them to problem types in one place.
+var (
+	// ErrNotFound is returned by Get and Cancel for a run that was never
+	// started or that retention has dropped.
+	ErrNotFound = errors.New("fuzz run not found")
+
+	// ErrInvalid is returned by Start for a time budget or seed out of
+	// range.
+	ErrInvalid = errors.New("invalid fuzz run")
+
+	// ErrRunning is returned (wrapped in a *RunningError) by Start while
+	// another run is running: one run at a time.
+	ErrRunning = errors.New("a fuzz run is running")
+
+	// ErrCorrupt is returned when a stored run or finding no longer hashes
+	// to what its record says.
+	ErrCorrupt = errors.New("fuzz run corrupt")
+
+	// ErrClosed is returned by Start after Close.
+	ErrClosed = errors.New("fuzz runs closed")
+)
+
+// RunningError names the run that is running when Start is refused.
+type RunningError struct{ ID uint64 }
+
+func (e *RunningError) Error() string {
+	return fmt.Sprintf("fuzz run %d is running; one run at a time", e.ID)
+}
+
+func (e *RunningError) Unwrap() error { return ErrRunning }

@@ -1,0 +1,201 @@
+package runs
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/groundgate/groundgate/discover"
+	"github.com/groundgate/groundgate/fuzz"
+	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/registry"
+	"github.com/groundgate/groundgate/registry/registrytest"
+)
+
+// rig is a real registry in a bbolt file in a temp dir, seeded with the
+// built-in catalog, and a discoverer over it for reference runs.
+type rig struct {
+	t     *testing.T
+	path  string
+	store *registry.Store
+	disc  *discover.Discoverer
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	return openRig(t, filepath.Join(t.TempDir(), "runs.db"))
+}
+
+func openRig(t *testing.T, path string) *rig {
+	t.Helper()
+	s := registrytest.Seeded(t, path, registry.Options{})
+	d, err := discover.New(context.Background(), s, s.DB(), discover.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return &rig{t: t, path: path, store: s, disc: d}
+}
+
+// manager opens a Manager on the rig's file, closed at cleanup. At
+// cleanup it also checks that every stored run still reads back, its
+// report hashing to its recorded digest.
+func (r *rig) manager(opt Options) *Manager {
+	r.t.Helper()
+	m, err := Open(context.Background(), r.store.DB(), r.store, opt)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(func() {
+		m.Close()
+		checkStored(r.t, m)
+	})
+	return m
+}
+
+func checkStored(t *testing.T, m *Manager) {
+	t.Helper()
+	list, err := m.List(context.Background())
+	if err != nil {
+		t.Errorf("cleanup: list: %v", err)
+		return
+	}
+	for _, st := range list {
+		got, err := m.Get(context.Background(), st.ID)
+		if err != nil {
+			t.Errorf("cleanup: run %d: %v", st.ID, err)
+			continue
+		}
+		if (got.ResultDigest == nil) != (got.Result == nil) {
+			t.Errorf("cleanup: run %d: digest %v with %d result bytes", st.ID, got.ResultDigest, len(got.Result))
+		}
+		if got.ResultDigest != nil && hashing.SumSHA256(got.Result) != *got.ResultDigest {
+			t.Errorf("cleanup: run %d: result does not hash to its digest", st.ID)
+		}
+	}
+}
+
+// reference is what fuzz.Run gives, encoded as runs stores it, for the
+// registry's current version and a seed.
+func (r *rig) reference(seed uint64) []byte {
+	r.t.Helper()
+	rep, err := fuzz.Run(context.Background(), r.store.Current(), r.disc, fuzz.Config{Seed: seed})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if !rep.Complete {
+		r.t.Fatal("the reference run did not complete")
+	}
+	b, err := hashing.Canonical(rep)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return b
+}
+
+// wait polls a run until it is no longer running.
+func wait(t *testing.T, m *Manager, id uint64) Status {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		st, err := m.Get(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.State != StateRunning {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run %d still running after 60 s: %+v", id, st)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// gate is a real prober that answers the first `after` questions, then
+// holds every further one until it is released or its context ends: a
+// run paused at a known point, to act on while it runs.
+type gate struct {
+	pr      fuzz.Prober
+	after   int64
+	asked   atomic.Int64
+	reached chan struct{}
+	release chan struct{}
+	once    sync.Once
+	free    sync.Once
+}
+
+func newGate(after int64) *gate {
+	return &gate{after: after, reached: make(chan struct{}), release: make(chan struct{})}
+}
+
+func (g *gate) Probe(ctx context.Context, q discover.Query) (discover.Result, error) {
+	if g.asked.Add(1) > g.after {
+		g.once.Do(func() { close(g.reached) })
+		select {
+		case <-g.release:
+		case <-ctx.Done():
+			return discover.Result{}, ctx.Err()
+		}
+	}
+	return g.pr.Probe(ctx, q)
+}
+
+func (g *gate) open() { g.free.Do(func() { close(g.release) }) }
+
+// waitReached waits until the run is held at the gate.
+func (g *gate) waitReached(t *testing.T) {
+	t.Helper()
+	select {
+	case <-g.reached:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the run never reached the gate")
+	}
+}
+
+// gated gives each run the default pinned prober behind g.
+func gated(src discover.Source, r *rig, g *gate) ProberFunc {
+	pin := PinnedDiscovery(src, r.store.DB())
+	return func(ctx context.Context, snap *registry.Snapshot) (fuzz.Prober, func(), error) {
+		pr, release, err := pin(ctx, snap)
+		if err != nil {
+			return nil, nil, err
+		}
+		g.pr = pr
+		return g, release, nil
+	}
+}
+
+// runGoroutines lists the goroutines still inside a run.
+func runGoroutines() []string {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	var out []string
+	for _, g := range bytes.Split(buf, []byte("\n\n")) {
+		if s := string(g); strings.Contains(s, "fuzz/runs.(*Manager).run") || strings.Contains(s, "groundgate/fuzz.Run(") {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// noRunLeft fails the test if a goroutine of a run is still alive after a
+// grace period: one that has signalled its end may still be returning
+// (goleak waits likewise).
+func noRunLeft(t *testing.T) {
+	t.Helper()
+	var left []string
+	for range 200 {
+		if left = runGoroutines(); len(left) == 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("a run's goroutine outlived it:\n%s", left[0])
+}

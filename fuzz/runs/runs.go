@@ -1,0 +1,429 @@
+// Package runs runs registry fuzzing (package fuzz, SPEC §12) in the
+// background for the server: one run at a time, pinned to the registry
+// version current when it starts, with progress, a time budget and
+// cancellation. Every run is kept in the registry's bbolt file — its
+// findings content-addressed, shared by the runs that find them — and
+// survives a restart; the newest Options.Keep runs are kept.
+package runs
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/groundgate/groundgate/discover"
+	"github.com/groundgate/groundgate/fuzz"
+	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/registry"
+)
+
+// State is where a run is.
+type State string
+
+const (
+	// StateRunning: the run is asking its questions.
+	StateRunning State = "running"
+	// StateDone: the run ended by itself — complete, or cut short by its
+	// time budget (its report says complete: false).
+	StateDone State = "done"
+	// StateCancelled: cancelled on request or by the server's shutdown;
+	// the report holds what it found until then (complete: false).
+	StateCancelled State = "cancelled"
+	// StateFailed: the run has no report — it failed, or its server
+	// stopped while it ran (Detail says which).
+	StateFailed State = "failed"
+)
+
+// Bounds of a request, and what an absent field means.
+const (
+	DefaultSeconds = 60
+	MaxSeconds     = 600
+	DefaultSeed    = 1
+	// MaxSeed is the largest integer a JSON number holds exactly; the
+	// report records its seed, and must record the one used.
+	MaxSeed = 1<<53 - 1
+	// DefaultKeep is how many runs are kept when Options.Keep is zero.
+	DefaultKeep = 100
+)
+
+// cancelWait bounds how long Cancel waits for a run to stop; a run stops
+// within one discovery question of its cancellation.
+const cancelWait = 10 * time.Second
+
+// Request asks for a run: a time budget in seconds, the seed of the
+// probe order (fuzz.Config.Seed), and whether to run the runtime tests
+// too (they need Options.Runtime).
+type Request struct {
+	Seconds int64
+	Seed    int64
+	Runtime bool
+}
+
+// Status is a run as the API shows it. Result is the report, exactly the
+// bytes the run produced (its canonical JSON, whose SHA-256 is
+// ResultDigest): present once a run is done or cancelled.
+type Status struct {
+	ID       uint64         `json:"id"`
+	State    State          `json:"state"`
+	Registry hashing.Digest `json:"registry"`
+	Version  uint64         `json:"version"`
+	Seed     uint64         `json:"seed"`
+	Seconds  int            `json:"seconds"`
+	Runtime  bool           `json:"runtime"`
+	Progress fuzz.Progress  `json:"progress"`
+	Started  time.Time      `json:"started"`
+	Finished *time.Time     `json:"finished,omitempty"`
+	// Detail says why a run was cancelled, failed or ran out of time.
+	Detail       string          `json:"detail,omitempty"`
+	ResultDigest *hashing.Digest `json:"result_digest,omitempty"`
+	Result       json.RawMessage `json:"result,omitempty"`
+}
+
+// ProberFunc gives the prober a run asks, answering at snap's version,
+// and a function releasing it.
+type ProberFunc func(ctx context.Context, snap *registry.Snapshot) (fuzz.Prober, func(), error)
+
+// PinnedDiscovery is the default ProberFunc: a discoverer of its own over
+// snap, whatever the registry does meanwhile. (The server's discoverer
+// follows the current version; a write landing mid-run would move it.)
+// Its index is built for the run and released after it.
+func PinnedDiscovery(src discover.Source, db *bolt.DB) ProberFunc {
+	return func(ctx context.Context, snap *registry.Snapshot) (fuzz.Prober, func(), error) {
+		d, err := discover.New(ctx, pinned{Source: src, snap: snap}, db, discover.Options{})
+		if err != nil {
+			return nil, nil, fmt.Errorf("fuzz runs: discovery at version %d: %w", snap.Version(), err)
+		}
+		return d, func() { d.Close() }, nil
+	}
+}
+
+// RuntimeFunc gives a run the stack its runtime tests execute through
+// (internal/app.OpenFuzzRuntime: engines over a scratch copy of the
+// database, taken when it is called) and a function releasing it.
+type RuntimeFunc func(ctx context.Context) (*fuzz.Runtime, func() error, error)
+
+// pinned is a registry source whose current version never moves.
+type pinned struct {
+	discover.Source
+	snap *registry.Snapshot
+}
+
+func (p pinned) Current() *registry.Snapshot { return p.snap }
+
+// Options configure a Manager. The zero value is usable.
+type Options struct {
+	// Logger receives run events and failures; nil discards them.
+	Logger *slog.Logger
+	// Now is the clock (time.Now when nil); it stamps started and
+	// finished, which nothing hashes.
+	Now func() time.Time
+	// Keep is how many runs are stored (DefaultKeep when zero): starting
+	// one more drops the oldest, and every finding no kept run lists.
+	Keep int
+	// Prober gives each run its prober; nil means PinnedDiscovery.
+	Prober ProberFunc
+	// Runtime, when set, lets a run ask for the runtime tests; nil
+	// refuses such requests.
+	Runtime RuntimeFunc
+}
+
+// Manager starts, tracks and keeps fuzz runs. It is safe for concurrent
+// use.
+type Manager struct {
+	db   *bolt.DB
+	src  discover.Source
+	opt  Options
+	log  *slog.Logger
+	base context.Context
+	stop context.CancelCauseFunc
+	wg   sync.WaitGroup
+
+	mu     sync.Mutex // guards live and closed; never held across a run
+	live   *liveRun
+	closed bool
+}
+
+// liveRun is the run in progress.
+type liveRun struct {
+	rec    record // as stored when it started; not changed after
+	cancel context.CancelCauseFunc
+	done   chan struct{}
+	// progress is the fuzzer's last report, Done and Total packed in one
+	// word so a reader never sees them torn.
+	progress atomic.Uint64
+}
+
+func (l *liveRun) setProgress(p fuzz.Progress) {
+	l.progress.Store(uint64(uint32(p.Done))<<32 | uint64(uint32(p.Total)))
+}
+
+func (l *liveRun) getProgress() fuzz.Progress {
+	v := l.progress.Load()
+	return fuzz.Progress{Done: int(v >> 32), Total: int(uint32(v))}
+}
+
+func (l *liveRun) status() Status {
+	st := l.rec.status()
+	st.Progress = l.getProgress()
+	return st
+}
+
+func (r record) status() Status {
+	return Status{ID: r.ID, State: r.State, Registry: r.Registry, Version: r.Version, Seed: r.Seed,
+		Seconds: r.Seconds, Runtime: r.Runtime, Progress: r.Progress, Started: r.Started, Finished: r.Finished,
+		Detail: r.Detail, ResultDigest: r.ResultDigest}
+}
+
+// Causes of a cancellation; their text is the run's detail.
+var (
+	errCancelled = errors.New("cancelled on request")
+	errShutdown  = errors.New("cancelled: the server shut down during the run")
+)
+
+// errMoved fails a run whose runtime tests' scratch copy may hold a later
+// registry version than the run's; its text is the run's detail.
+var errMoved = errors.New("the registry changed while the runtime tests' scratch copy was made")
+
+// Open prepares the runs' buckets in db (the registry's file, whose
+// versions src serves) and marks every run a previous server left running
+// as failed: it was interrupted. Close stops the run in progress.
+func Open(ctx context.Context, db *bolt.DB, src discover.Source, opt Options) (*Manager, error) {
+	if db == nil || src == nil {
+		return nil, errors.New("fuzz runs: Open needs a database and a registry")
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.Keep <= 0 {
+		opt.Keep = DefaultKeep
+	}
+	if opt.Prober == nil {
+		opt.Prober = PinnedDiscovery(src, db)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if err := initBuckets(db); err != nil {
+		return nil, err
+	}
+	n, err := markInterrupted(db)
+	if err != nil {
+		return nil, err
+	}
+	if n > 0 {
+		opt.Logger.LogAttrs(ctx, slog.LevelWarn, "fuzz runs interrupted by the last shutdown marked failed", slog.Int("runs", n))
+	}
+	base, stop := context.WithCancelCause(context.Background())
+	return &Manager{db: db, src: src, opt: opt, log: opt.Logger, base: base, stop: stop}, nil
+}
+
+func (m *Manager) now() time.Time { return m.opt.Now().UTC() }
+
+// Start starts a run in the background at the registry's current version
+// and returns its status (state running). While another run is running it
+// fails with a *RunningError.
+func (m *Manager) Start(ctx context.Context, req Request) (Status, error) {
+	if req.Seconds < 1 || req.Seconds > MaxSeconds {
+		return Status{}, fmt.Errorf("%w: seconds must be 1 to %d, got %d", ErrInvalid, MaxSeconds, req.Seconds)
+	}
+	if req.Seed < 0 || req.Seed > MaxSeed {
+		return Status{}, fmt.Errorf("%w: seed must be 0 to %d (2^53-1), got %d", ErrInvalid, int64(MaxSeed), req.Seed)
+	}
+	if req.Runtime && m.opt.Runtime == nil {
+		return Status{}, fmt.Errorf("%w: this server does not run the runtime tests", ErrInvalid)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return Status{}, ErrClosed
+	}
+	if m.live != nil {
+		return Status{}, &RunningError{ID: m.live.rec.ID}
+	}
+	snap := m.src.Current()
+	rec := record{State: StateRunning, Registry: snap.Registry(), Version: snap.Version(),
+		Seed: uint64(req.Seed), Seconds: int(req.Seconds), Runtime: req.Runtime, Started: m.now()}
+	if err := create(ctx, m.db, &rec, m.opt.Keep); err != nil {
+		return Status{}, err
+	}
+	rctx, cancel := context.WithCancelCause(m.base)
+	lr := &liveRun{rec: rec, cancel: cancel, done: make(chan struct{})}
+	m.live = lr
+	m.wg.Add(1)
+	go m.run(rctx, lr, snap)
+	m.log.LogAttrs(ctx, slog.LevelInfo, "fuzz run started", slog.Uint64("run", rec.ID),
+		slog.Uint64("version", rec.Version), slog.Uint64("seed", rec.Seed), slog.Int("seconds", rec.Seconds))
+	return lr.status(), nil
+}
+
+// run runs lr to its end and stores what it produced.
+func (m *Manager) run(ctx context.Context, lr *liveRun, snap *registry.Snapshot) {
+	defer m.wg.Done()
+	defer close(lr.done)
+	defer lr.cancel(nil)
+	rep, err := m.execute(ctx, lr, snap)
+	rec := lr.rec
+	fin := m.now()
+	rec.Finished, rec.Progress = &fin, lr.getProgress()
+	var full []byte
+	if err == nil {
+		// The bytes served for ever after: hashing.Canonical is the one
+		// encoding of a report.
+		full, err = hashing.Canonical(rep)
+	}
+	switch {
+	case err != nil && ctx.Err() != nil:
+		rec.State, rec.Detail, full = StateCancelled, context.Cause(ctx).Error(), nil
+	case errors.Is(err, errMoved):
+		rec.State, rec.Detail, full = StateFailed, err.Error(), nil
+	case err != nil:
+		rec.State, rec.Detail, full = StateFailed, "the run failed; the cause is in the server's log", nil
+		m.log.LogAttrs(context.Background(), slog.LevelError, "fuzz run failed", slog.Uint64("run", rec.ID), slog.Any("error", err))
+	case rep.Complete:
+		rec.State = StateDone
+	case ctx.Err() != nil:
+		rec.State, rec.Detail = StateCancelled, context.Cause(ctx).Error()
+	default:
+		rec.State = StateDone
+		rec.Detail = fmt.Sprintf("the time budget of %d s ran out: %d of %d discovery probes asked", rec.Seconds, rep.Asked, rep.Probes)
+	}
+	if err := finish(m.db, &rec, full); err != nil {
+		m.log.LogAttrs(context.Background(), slog.LevelError, "fuzz run not stored", slog.Uint64("run", rec.ID), slog.Any("error", err))
+		// Say so without the report. If even that fails, the record stays
+		// "running" on disk, which every reader (and the next server)
+		// reports as interrupted: never lost silently.
+		bare := lr.rec
+		bare.State, bare.Detail, bare.Finished, bare.Progress = StateFailed, "the run's report could not be stored; the cause is in the server's log", rec.Finished, rec.Progress
+		if err := finish(m.db, &bare, nil); err != nil {
+			m.log.LogAttrs(context.Background(), slog.LevelError, "fuzz run failure not stored", slog.Uint64("run", rec.ID), slog.Any("error", err))
+		}
+	} else {
+		m.log.LogAttrs(context.Background(), slog.LevelInfo, "fuzz run ended", slog.Uint64("run", rec.ID),
+			slog.String("state", string(rec.State)), slog.Int("findings", len(rec.Findings)))
+	}
+	m.mu.Lock()
+	m.live = nil
+	m.mu.Unlock()
+}
+
+func (m *Manager) execute(ctx context.Context, lr *liveRun, snap *registry.Snapshot) (*fuzz.Report, error) {
+	pr, release, err := m.opt.Prober(ctx, snap)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	cfg := fuzz.Config{Seed: lr.rec.Seed, Progress: lr.setProgress}
+	if lr.rec.Runtime {
+		rt, closeRT, err := m.opt.Runtime(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("fuzz run %d: runtime tests: %w", lr.rec.ID, err)
+		}
+		defer closeRT()
+		// The scratch copy holds the version current when it was taken.
+		// Versions only grow: if the current one is still the run's, no
+		// write landed before the copy, and the copy is at the run's.
+		if v := m.src.Current().Version(); v != snap.Version() {
+			return nil, fmt.Errorf("%w (version %d, the run is pinned to %d); start it again", errMoved, v, snap.Version())
+		}
+		cfg.Runtime = rt
+	}
+	bctx, cancel := context.WithTimeout(ctx, time.Duration(lr.rec.Seconds)*time.Second)
+	defer cancel()
+	return fuzz.Run(bctx, snap, pr, cfg)
+}
+
+// Get returns a run's status; a run that has ended carries its report.
+func (m *Manager) Get(ctx context.Context, id uint64) (Status, error) {
+	if lr := m.running(); lr != nil && lr.rec.ID == id {
+		return lr.status(), nil
+	}
+	rec, result, err := load(ctx, m.db, id, true)
+	if err != nil {
+		return Status{}, err
+	}
+	m.settle(&rec)
+	st := rec.status()
+	st.Result = result
+	return st, nil
+}
+
+// List returns the stored runs, newest first, without their reports.
+func (m *Manager) List(ctx context.Context) ([]Status, error) {
+	lr := m.running()
+	recs, err := list(ctx, m.db, m.opt.Keep)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Status, len(recs))
+	for i := range recs {
+		if lr != nil && recs[i].ID == lr.rec.ID {
+			out[i] = lr.status()
+			continue
+		}
+		m.settle(&recs[i])
+		out[i] = recs[i].status()
+	}
+	return out, nil
+}
+
+// settle reports a record left running by a run that is not this
+// process's as what it is: interrupted. (Open rewrites them; this covers a
+// run whose final record could not be written.)
+func (m *Manager) settle(rec *record) {
+	if rec.State != StateRunning {
+		return
+	}
+	if lr := m.running(); lr != nil && lr.rec.ID == rec.ID {
+		return
+	}
+	interrupted(rec)
+}
+
+func (m *Manager) running() *liveRun {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.live
+}
+
+// Cancel cancels a running run and waits (briefly) for it to stop; its
+// partial report is kept. A run that has already ended is returned
+// unchanged. If the run has not stopped in time its status still says
+// running.
+func (m *Manager) Cancel(ctx context.Context, id uint64) (Status, error) {
+	if lr := m.running(); lr != nil && lr.rec.ID == id {
+		lr.cancel(errCancelled)
+		t := time.NewTimer(cancelWait)
+		defer t.Stop()
+		select {
+		case <-lr.done:
+		case <-t.C:
+			return lr.status(), nil
+		case <-ctx.Done():
+			return Status{}, ctx.Err()
+		}
+	}
+	return m.Get(ctx, id)
+}
+
+// Close cancels the run in progress (it is stored as cancelled, with its
+// partial report) and waits for it. Start fails afterwards. The database
+// is not closed.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	m.closed = true
+	m.mu.Unlock()
+	m.stop(errShutdown)
+	m.wg.Wait()
+	return nil
+}

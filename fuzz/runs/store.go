@@ -1,0 +1,472 @@
+package runs
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/groundgate/groundgate/fuzz"
+	"github.com/groundgate/groundgate/hashing"
+)
+
+var (
+	// bucketFindings maps a finding's id to its canonical body (the
+	// finding without its id, whose SHA-256 the id is): written once,
+	// shared by every run that finds it.
+	bucketFindings = []byte("fuzz.findings")
+	// bucketRuns maps a run id (8 bytes, big-endian: newest last) to its
+	// canonical record.
+	bucketRuns = []byte("fuzz.runs")
+)
+
+// record is a stored run: its header, and once it has ended the finding
+// ids and the rest of its report. The report is kept in two parts so that
+// a finding found by many runs is stored once; ResultDigest is the
+// SHA-256 of the whole report's canonical bytes, so reassembling it is
+// checked bit for bit.
+type record struct {
+	ID       uint64         `json:"id"`
+	State    State          `json:"state"`
+	Registry hashing.Digest `json:"registry"`
+	Version  uint64         `json:"version"`
+	Seed     uint64         `json:"seed"`
+	Seconds  int            `json:"seconds"`
+	Runtime  bool           `json:"runtime"`
+	Progress fuzz.Progress  `json:"progress"`
+	Started  time.Time      `json:"started"`
+	Finished *time.Time     `json:"finished,omitempty"`
+	Detail   string         `json:"detail,omitempty"`
+	// Findings lists the report's findings by id, in report order; null
+	// when the report is kept whole in Report (it had no findings list).
+	Findings []hashing.Digest `json:"findings"`
+	// Report is the report's canonical JSON without "findings".
+	Report       json.RawMessage `json:"report,omitempty"`
+	ResultDigest *hashing.Digest `json:"result_digest,omitempty"`
+}
+
+func runKey(id uint64) []byte {
+	k := make([]byte, 8)
+	binary.BigEndian.PutUint64(k, id)
+	return k
+}
+
+// initBuckets creates the buckets (a read-only file is left alone: its
+// readers see no runs until a server has written some).
+func initBuckets(db *bolt.DB) error {
+	if db.IsReadOnly() {
+		return nil
+	}
+	return db.Update(func(tx *bolt.Tx) error {
+		for _, b := range [][]byte{bucketFindings, bucketRuns} {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return fmt.Errorf("fuzz runs: create bucket %s: %w", b, err)
+			}
+		}
+		return nil
+	})
+}
+
+// storedFinding is one finding as split out of a report.
+type storedFinding struct {
+	id   hashing.Digest
+	body []byte // canonical, without "id"; SHA-256(body) == id
+}
+
+// split cuts a report's canonical bytes into its findings and the rest;
+// fs is nil when the report has no findings list (rest is then the whole).
+// Each finding's id must be the SHA-256 of its canonical body (how package
+// fuzz addresses findings): a finding stored under its id can then be
+// checked like any content-addressed record.
+func split(full []byte) (rest []byte, fs []storedFinding, err error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(full, &m); err != nil {
+		return nil, nil, fmt.Errorf("fuzz runs: report is not a JSON object: %w", err)
+	}
+	raw, ok := m["findings"]
+	if !ok || len(raw) == 0 || raw[0] != '[' {
+		return full, nil, nil // nothing to share: kept whole in the record
+	}
+	var items []map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, nil, fmt.Errorf("fuzz runs: findings: %w", err)
+	}
+	fs = make([]storedFinding, len(items))
+	for i, f := range items {
+		var id hashing.Digest
+		if err := json.Unmarshal(f["id"], &id); err != nil {
+			return nil, nil, fmt.Errorf("fuzz runs: finding %d has no id: %w", i, err)
+		}
+		delete(f, "id")
+		body, err := hashing.Canonical(f)
+		if err != nil {
+			return nil, nil, fmt.Errorf("fuzz runs: finding %s: %w", id, err)
+		}
+		if got := hashing.SumSHA256(body); got != id {
+			return nil, nil, fmt.Errorf("fuzz runs: finding id %s is not the SHA-256 of its body (%s)", id, got)
+		}
+		fs[i] = storedFinding{id: id, body: body}
+	}
+	delete(m, "findings")
+	if rest, err = hashing.Canonical(m); err != nil {
+		return nil, nil, fmt.Errorf("fuzz runs: report: %w", err)
+	}
+	return rest, fs, nil
+}
+
+// assemble is split's inverse: the report's canonical bytes from the rest
+// and the findings' bodies.
+func assemble(rest []byte, bodies [][]byte, ids []hashing.Digest) ([]byte, error) {
+	if ids == nil {
+		return rest, nil // kept whole
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(rest, &m); err != nil {
+		return nil, err
+	}
+	items := make([]map[string]json.RawMessage, len(bodies))
+	for i, b := range bodies {
+		if err := json.Unmarshal(b, &items[i]); err != nil {
+			return nil, err
+		}
+		items[i]["id"], _ = json.Marshal(ids[i]) // a digest always encodes
+	}
+	raw, err := json.Marshal(items)
+	if err != nil {
+		return nil, err
+	}
+	m["findings"] = raw
+	return hashing.Canonical(m)
+}
+
+// create stores a new running record, giving it the next id, and drops
+// the oldest records beyond keep (with the findings no kept run lists).
+func create(ctx context.Context, db *bolt.DB, rec *record, keep int) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketRuns)
+		id, err := b.NextSequence()
+		if err != nil {
+			return fmt.Errorf("fuzz runs: next id: %w", err)
+		}
+		rec.ID = id
+		if err := putRecord(b, rec); err != nil {
+			return err
+		}
+		return prune(tx, keep)
+	})
+}
+
+func putRecord(b *bolt.Bucket, rec *record) error {
+	doc, err := hashing.Canonical(rec)
+	if err != nil {
+		return fmt.Errorf("fuzz runs: encode run %d: %w", rec.ID, err)
+	}
+	if err := b.Put(runKey(rec.ID), doc); err != nil {
+		return fmt.Errorf("fuzz runs: store run %d: %w", rec.ID, err)
+	}
+	return nil
+}
+
+// prune deletes the oldest runs beyond keep, then every finding of theirs
+// that no kept run lists: the findings bucket holds exactly what the kept
+// runs found.
+func prune(tx *bolt.Tx, keep int) error {
+	b := tx.Bucket(bucketRuns)
+	n := 0 // counted by cursor: Stats does not see this transaction's writes
+	c := b.Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		n++
+	}
+	if n <= keep {
+		return nil
+	}
+	var dropped []hashing.Digest
+	var keys [][]byte
+	for k, v := c.First(); k != nil && n-len(keys) > keep; k, v = c.Next() {
+		keys = append(keys, append([]byte(nil), k...))
+		dropped = append(dropped, findingIDs(v)...)
+	}
+	for _, k := range keys {
+		if err := b.Delete(k); err != nil {
+			return fmt.Errorf("fuzz runs: drop run: %w", err)
+		}
+	}
+	if len(dropped) == 0 {
+		return nil
+	}
+	kept := map[hashing.Digest]bool{}
+	if err := b.ForEach(func(_, v []byte) error {
+		for _, id := range findingIDs(v) {
+			kept[id] = true
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	fb := tx.Bucket(bucketFindings)
+	for _, id := range dropped {
+		if !kept[id] {
+			if err := fb.Delete(id.Key()); err != nil {
+				return fmt.Errorf("fuzz runs: drop finding %s: %w", id, err)
+			}
+		}
+	}
+	return nil
+}
+
+// findingIDs reads only a stored record's finding ids. A record that does
+// not decode lists none: pruning never fails on it (reading it does).
+func findingIDs(v []byte) []hashing.Digest {
+	var r struct {
+		Findings []hashing.Digest `json:"findings"`
+	}
+	if json.Unmarshal(v, &r) != nil {
+		return nil
+	}
+	return r.Findings
+}
+
+// finish stores a run's final record and, with a report, the findings
+// the findings bucket does not hold yet, in one transaction.
+func finish(db *bolt.DB, rec *record, full []byte) error {
+	if full != nil {
+		rest, fs, err := split(full)
+		if err != nil {
+			return err
+		}
+		d := hashing.SumSHA256(full)
+		rec.Report, rec.ResultDigest = rest, &d
+		rec.Findings = nil
+		if fs != nil {
+			rec.Findings = make([]hashing.Digest, len(fs))
+		}
+		for i, f := range fs {
+			rec.Findings[i] = f.id
+		}
+		return db.Update(func(tx *bolt.Tx) error {
+			fb := tx.Bucket(bucketFindings)
+			for _, f := range fs {
+				if fb.Get(f.id.Key()) != nil {
+					continue // content-addressed: the bytes are these
+				}
+				if err := fb.Put(f.id.Key(), f.body); err != nil {
+					return fmt.Errorf("fuzz runs: store finding %s: %w", f.id, err)
+				}
+			}
+			return putRecord(tx.Bucket(bucketRuns), rec)
+		})
+	}
+	return db.Update(func(tx *bolt.Tx) error { return putRecord(tx.Bucket(bucketRuns), rec) })
+}
+
+// load reads one record and, if withResult, reassembles its report and
+// checks it against the record's digest. The result is copied out of the
+// transaction.
+func load(ctx context.Context, db *bolt.DB, id uint64, withResult bool) (record, []byte, error) {
+	var (
+		rec    record
+		result []byte
+	)
+	err := db.View(func(tx *bolt.Tx) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b := tx.Bucket(bucketRuns)
+		if b == nil {
+			return fmt.Errorf("fuzz run %d: %w", id, ErrNotFound)
+		}
+		raw := b.Get(runKey(id))
+		if raw == nil {
+			return fmt.Errorf("fuzz run %d: %w", id, ErrNotFound)
+		}
+		var err error
+		if rec, err = decodeRecord(id, raw); err != nil {
+			return err
+		}
+		if !withResult || rec.ResultDigest == nil {
+			return nil
+		}
+		result, err = reassemble(tx, &rec)
+		return err
+	})
+	return rec, result, err
+}
+
+func decodeRecord(id uint64, raw []byte) (record, error) {
+	var rec record
+	if err := hashing.DecodeStrict(raw, &rec); err != nil {
+		return rec, fmt.Errorf("fuzz run %d: %v: %w", id, err, ErrCorrupt)
+	}
+	if rec.ID != id {
+		return rec, fmt.Errorf("fuzz run %d is stored as run %d: %w", id, rec.ID, ErrCorrupt)
+	}
+	return rec, nil
+}
+
+// reassemble rebuilds a record's report from the findings bucket and
+// checks that it is the report the run produced, byte for byte.
+func reassemble(tx *bolt.Tx, rec *record) ([]byte, error) {
+	fb := tx.Bucket(bucketFindings)
+	bodies := make([][]byte, len(rec.Findings))
+	for i, id := range rec.Findings {
+		body := fb.Get(id.Key())
+		if body == nil {
+			return nil, fmt.Errorf("fuzz run %d: finding %s is missing: %w", rec.ID, id, ErrCorrupt)
+		}
+		if got := hashing.SumSHA256(body); got != id {
+			return nil, fmt.Errorf("fuzz run %d: finding %s hashes to %s: %w", rec.ID, id, got, ErrCorrupt)
+		}
+		bodies[i] = bytes.Clone(body)
+	}
+	full, err := assemble(rec.Report, bodies, rec.Findings)
+	if err != nil {
+		return nil, fmt.Errorf("fuzz run %d: report: %v: %w", rec.ID, err, ErrCorrupt)
+	}
+	if got := hashing.SumSHA256(full); got != *rec.ResultDigest {
+		return nil, fmt.Errorf("fuzz run %d: report hashes to %s, recorded %s: %w", rec.ID, got, rec.ResultDigest, ErrCorrupt)
+	}
+	return full, nil
+}
+
+// list reads the newest records first, at most limit, without reports.
+func list(ctx context.Context, db *bolt.DB, limit int) ([]record, error) {
+	var out []record
+	err := db.View(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketRuns)
+		if b == nil {
+			return nil
+		}
+		c := b.Cursor()
+		for k, v := c.Last(); k != nil && len(out) < limit; k, v = c.Prev() {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if len(k) != 8 {
+				return fmt.Errorf("fuzz runs: key %x is not a run id: %w", k, ErrCorrupt)
+			}
+			rec, err := decodeRecord(binary.BigEndian.Uint64(k), v)
+			if err != nil {
+				return err
+			}
+			rec.Report = nil // lists carry headers only
+			out = append(out, rec)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// markInterrupted rewrites every record still "running" — its server
+// stopped without finishing it — as failed, once, when a server opens the
+// file (bbolt's lock guarantees no other process is running it).
+func markInterrupted(db *bolt.DB) (int, error) {
+	if db.IsReadOnly() {
+		return 0, nil
+	}
+	n := 0
+	err := db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketRuns)
+		var recs []record
+		if err := b.ForEach(func(k, v []byte) error {
+			if len(k) != 8 {
+				return nil
+			}
+			rec, err := decodeRecord(binary.BigEndian.Uint64(k), v)
+			if err != nil {
+				return nil // reading it reports the corruption
+			}
+			if rec.State == StateRunning {
+				recs = append(recs, rec)
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		for i := range recs {
+			interrupted(&recs[i])
+			if err := putRecord(b, &recs[i]); err != nil {
+				return err
+			}
+		}
+		n = len(recs)
+		return nil
+	})
+	if err != nil {
+		return n, fmt.Errorf("fuzz runs: mark interrupted runs: %w", err)
+	}
+	return n, nil
+}
+
+// detailInterrupted says why a run has no result after a restart.
+const detailInterrupted = "interrupted: the server stopped while the run was running; its partial results were lost"
+
+// interrupted turns a record left running by a dead server into a failed
+// one.
+func interrupted(rec *record) {
+	rec.State, rec.Detail = StateFailed, detailInterrupted
+}
+
+// VerifyDB re-checks every stored run and finding in db: each finding's
+// bytes hash to its id, each run's record decodes under its key, and each
+// run's report reassembles to its recorded digest. It returns how many
+// runs and findings it checked and every problem; the error wraps
+// ErrCorrupt when there is one.
+func VerifyDB(ctx context.Context, db *bolt.DB) (int, []string, error) {
+	var problems []string
+	n := 0
+	err := db.View(func(tx *bolt.Tx) error {
+		runs, findings := tx.Bucket(bucketRuns), tx.Bucket(bucketFindings)
+		if runs == nil || findings == nil {
+			return nil
+		}
+		if err := findings.ForEach(func(k, v []byte) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			n++
+			id, err := hashing.Parse(string(k))
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("finding key %.80q is not a digest", k))
+				return nil
+			}
+			if got := hashing.SumSHA256(v); got != id {
+				problems = append(problems, fmt.Sprintf("finding %s: bytes hash to %s", id, got))
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		return runs.ForEach(func(k, v []byte) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			n++
+			if len(k) != 8 {
+				problems = append(problems, fmt.Sprintf("run key %x is not a run id", k))
+				return nil
+			}
+			rec, err := decodeRecord(binary.BigEndian.Uint64(k), v)
+			if err == nil && rec.ResultDigest != nil {
+				_, err = reassemble(tx, &rec)
+			}
+			if err != nil {
+				problems = append(problems, err.Error())
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return n, problems, fmt.Errorf("fuzz runs: verify: %w", err)
+	}
+	if len(problems) > 0 {
+		return n, problems, fmt.Errorf("fuzz runs: %d problem(s): %w", len(problems), ErrCorrupt)
+	}
+	return n, problems, nil
+}
