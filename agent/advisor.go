@@ -40,10 +40,21 @@ func (a *OpenAIAdvisor) ProposeRepair(ctx context.Context, doc []byte, failures 
 	if err != nil {
 		return nil, err
 	}
-	s := strings.TrimSpace(content)
-	i, j := strings.Index(s, "{"), strings.LastIndex(s, "}")
-	if i < 0 || j < i || j-i+1 > maxAdvice || !json.Valid([]byte(s[i:j+1])) {
+	obj, ok := jsonObject(content, maxAdvice)
+	if !ok {
 		return nil, fmt.Errorf("%w: the answer holds no JSON object of at most %d bytes", ErrProposer, maxAdvice)
 	}
-	return []byte(s[i : j+1]), nil
+	return obj, nil
+}
+
+// jsonObject is the JSON object an answer holds — from its first "{" to
+// its last "}", so prose or a code fence around it does not matter — when
+// it is valid and at most max bytes.
+func jsonObject(content string, max int) ([]byte, bool) {
+	s := strings.TrimSpace(content)
+	i, j := strings.Index(s, "{"), strings.LastIndex(s, "}")
+	if i < 0 || j < i || j-i+1 > max || !json.Valid([]byte(s[i:j+1])) {
+		return nil, false
+	}
+	return []byte(s[i : j+1]), true
 }

@@ -47,12 +47,11 @@ func (p *OpenAIParaphraser) Paraphrase(ctx context.Context, name, kind, descript
 	if err != nil {
 		return nil, err
 	}
-	s := strings.TrimSpace(content)
-	i, j := strings.Index(s, "{"), strings.LastIndex(s, "}")
 	var ans struct {
 		Phrases []string `json:"phrases"`
 	}
-	if i < 0 || j < i || json.Unmarshal([]byte(s[i:j+1]), &ans) != nil {
+	obj, ok := jsonObject(content, maxAdvice)
+	if !ok || json.Unmarshal(obj, &ans) != nil {
 		return nil, fmt.Errorf("%w: the answer holds no {\"phrases\": [...]} object", ErrProposer)
 	}
 	var out []string

@@ -3,7 +3,6 @@ package fuzz
 import (
 	"context"
 	"fmt"
-	"sort"
 
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/registry"
@@ -109,10 +108,8 @@ type Progress struct {
 func Run(ctx context.Context, snap *registry.Snapshot, pr Prober, cfg Config) (*Report, error) {
 	r := &Report{Registry: snap.Registry(), Version: snap.Version(), Seed: cfg.Seed,
 		Tests: []string{KindPoisoning, KindDiscoverability, KindConsistency}, Suggestions: []Suggestion{}}
-	caps := snap.Capabilities()
-	sort.Slice(caps, func(i, j int) bool { return caps[i].Name < caps[j].Name })
 	var found []findingBody
-	for _, c := range caps {
+	for _, c := range sortedCaps(snap) {
 		for _, f := range Poisoning(c.Entry) {
 			found = append(found, findingBody{Kind: KindPoisoning, Capability: c.Name, Rule: f.Rule,
 				Field: f.Field, Detail: f.Why, Examples: []string{f.Excerpt}})

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -23,6 +22,7 @@ import (
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/fuzz"
 	"github.com/groundgate/groundgate/fuzz/runs"
+	"github.com/groundgate/groundgate/fuzz/runs/runstest"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/internal/app"
 	"github.com/groundgate/groundgate/registry"
@@ -353,34 +353,6 @@ func startGated(t *testing.T, path string, g *gate, doc *openAPIDoc) *gatedServe
 	return s
 }
 
-// runGoroutines lists goroutines still inside a fuzz run.
-func runGoroutines() []string {
-	buf := make([]byte, 1<<20)
-	buf = buf[:runtime.Stack(buf, true)]
-	var out []string
-	for _, g := range bytes.Split(buf, []byte("\n\n")) {
-		if s := string(g); strings.Contains(s, "fuzz/runs.(*Manager).run") || strings.Contains(s, "groundgate/fuzz.Run(") {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// noRunLeft fails the test if a goroutine of a run is still alive after a
-// grace period: one that has signalled its end may still be returning
-// (goleak waits likewise).
-func noRunLeft(t *testing.T) {
-	t.Helper()
-	var left []string
-	for range 200 {
-		if left = runGoroutines(); len(left) == 0 {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("a run's goroutine outlived it:\n%s", left[0])
-}
-
 // While a run runs: its progress shows, a second POST is 409 naming it,
 // and DELETE cancels it — 200, cancelled, the partial report kept
 // (complete false, fewer questions asked than there are), fetchable
@@ -418,7 +390,7 @@ func TestFuzzRunCancelAndConflict(t *testing.T) {
 	if got := s.run(s.call("GET", loc, "", false, http.StatusOK)); !bytes.Equal(got.Result, cancelled.Result) || got.State != "cancelled" {
 		t.Errorf("fetched after the cancel: %+v", got)
 	}
-	noRunLeft(t)
+	runstest.NoRunLeft(t)
 	// The next run starts.
 	next := s.run(s.call("POST", "/v1/fuzz/runs", `{}`, true, http.StatusAccepted))
 	g.open()
@@ -467,7 +439,7 @@ func TestFuzzRunsSurviveRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.stop()
-	noRunLeft(t)
+	runstest.NoRunLeft(t)
 
 	s = startGated(t, path, nil, doc)
 	if got := s.run(s.call("GET", fmt.Sprintf("/v1/fuzz/runs/%d", first.ID), "", false, http.StatusOK)); got.State != "done" || !bytes.Equal(got.Result, first.Result) {

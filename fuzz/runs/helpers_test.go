@@ -1,11 +1,8 @@
 package runs
 
 import (
-	"bytes"
 	"context"
 	"path/filepath"
-	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -170,32 +167,4 @@ func gated(src discover.Source, r *rig, g *gate) ProberFunc {
 		g.pr = pr
 		return g, release, nil
 	}
-}
-
-// runGoroutines lists the goroutines still inside a run.
-func runGoroutines() []string {
-	buf := make([]byte, 1<<20)
-	buf = buf[:runtime.Stack(buf, true)]
-	var out []string
-	for _, g := range bytes.Split(buf, []byte("\n\n")) {
-		if s := string(g); strings.Contains(s, "fuzz/runs.(*Manager).run") || strings.Contains(s, "groundgate/fuzz.Run(") {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// noRunLeft fails the test if a goroutine of a run is still alive after a
-// grace period: one that has signalled its end may still be returning
-// (goleak waits likewise).
-func noRunLeft(t *testing.T) {
-	t.Helper()
-	var left []string
-	for range 200 {
-		if left = runGoroutines(); len(left) == 0 {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("a run's goroutine outlived it:\n%s", left[0])
 }

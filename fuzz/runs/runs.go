@@ -71,6 +71,14 @@ type Request struct {
 // bytes the run produced (its canonical JSON, whose SHA-256 is
 // ResultDigest): present once a run is done or cancelled.
 type Status struct {
+	Run
+	ResultDigest *hashing.Digest `json:"result_digest,omitempty"`
+	Result       json.RawMessage `json:"result,omitempty"`
+}
+
+// Run is what a run is, shown and stored alike (Status and the stored
+// record embed it).
+type Run struct {
 	ID       uint64         `json:"id"`
 	State    State          `json:"state"`
 	Registry hashing.Digest `json:"registry"`
@@ -82,9 +90,7 @@ type Status struct {
 	Started  time.Time      `json:"started"`
 	Finished *time.Time     `json:"finished,omitempty"`
 	// Detail says why a run was cancelled, failed or ran out of time.
-	Detail       string          `json:"detail,omitempty"`
-	ResultDigest *hashing.Digest `json:"result_digest,omitempty"`
-	Result       json.RawMessage `json:"result,omitempty"`
+	Detail string `json:"detail,omitempty"`
 }
 
 // ProberFunc gives the prober a run asks, answering at snap's version,
@@ -177,9 +183,7 @@ func (l *liveRun) status() Status {
 }
 
 func (r record) status() Status {
-	return Status{ID: r.ID, State: r.State, Registry: r.Registry, Version: r.Version, Seed: r.Seed,
-		Seconds: r.Seconds, Runtime: r.Runtime, Progress: r.Progress, Started: r.Started, Finished: r.Finished,
-		Detail: r.Detail, ResultDigest: r.ResultDigest}
+	return Status{Run: r.Run, ResultDigest: r.ResultDigest}
 }
 
 // Causes of a cancellation; their text is the run's detail.
@@ -252,8 +256,8 @@ func (m *Manager) Start(ctx context.Context, req Request) (Status, error) {
 		return Status{}, &RunningError{ID: m.live.rec.ID}
 	}
 	snap := m.src.Current()
-	rec := record{State: StateRunning, Registry: snap.Registry(), Version: snap.Version(),
-		Seed: uint64(req.Seed), Seconds: int(req.Seconds), Runtime: req.Runtime, Started: m.now()}
+	rec := record{Run: Run{State: StateRunning, Registry: snap.Registry(), Version: snap.Version(),
+		Seed: uint64(req.Seed), Seconds: int(req.Seconds), Runtime: req.Runtime, Started: m.now()}}
 	if err := create(ctx, m.db, &rec, m.opt.Keep); err != nil {
 		return Status{}, err
 	}

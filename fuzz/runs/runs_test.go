@@ -14,6 +14,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/groundgate/groundgate/fuzz"
+	"github.com/groundgate/groundgate/fuzz/runs/runstest"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/registry"
 )
@@ -114,7 +115,7 @@ func TestCancelKeepsPartialReport(t *testing.T) {
 	if err != nil || again.State != StateCancelled || !bytes.Equal(again.Result, got.Result) {
 		t.Fatalf("second cancel: %+v, %v", again, err)
 	}
-	noRunLeft(t)
+	runstest.NoRunLeft(t)
 }
 
 // One run at a time: a second start while one runs is refused, naming
@@ -273,7 +274,7 @@ func TestCloseAndReopen(t *testing.T) {
 	}
 	g.waitReached(t)
 	m.Close()
-	noRunLeft(t)
+	runstest.NoRunLeft(t)
 	if _, err := m.Start(context.Background(), Request{Seconds: 1, Seed: 1}); !errors.Is(err, ErrClosed) {
 		t.Fatalf("start after close: %v", err)
 	}

@@ -6,11 +6,9 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/groundgate/groundgate/fuzz"
 	"github.com/groundgate/groundgate/hashing"
 )
 
@@ -30,17 +28,7 @@ var (
 // SHA-256 of the whole report's canonical bytes, so reassembling it is
 // checked bit for bit.
 type record struct {
-	ID       uint64         `json:"id"`
-	State    State          `json:"state"`
-	Registry hashing.Digest `json:"registry"`
-	Version  uint64         `json:"version"`
-	Seed     uint64         `json:"seed"`
-	Seconds  int            `json:"seconds"`
-	Runtime  bool           `json:"runtime"`
-	Progress fuzz.Progress  `json:"progress"`
-	Started  time.Time      `json:"started"`
-	Finished *time.Time     `json:"finished,omitempty"`
-	Detail   string         `json:"detail,omitempty"`
+	Run
 	// Findings lists the report's findings by id, in report order; null
 	// when the report is kept whole in Report (it had no findings list).
 	Findings []hashing.Digest `json:"findings"`
