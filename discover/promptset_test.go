@@ -165,11 +165,11 @@ func TestPromptSet(t *testing.T) {
 	}{
 		// Measured: family 1.000/0.923, metric 1.000/0.968, 15/15, 7/7.
 		{"dev", "testdata/prompts.json", floors{0.95, 0.85, 0.95, 0.90, 1, 1}},
-		// Measured: family 1.000/0.897, metric 1.000/0.944, 9/9, 4/4
+		// Measured: family 1.000/0.931, metric 1.000/0.944, 9/9, 4/4
 		// (family recall 0.724 before the fuzzer's disc patch,
 		// registry/catalog/patches/001-fuzz.json; the fuzzer's grammar was
 		// written by people who had read this set).
-		{"holdout", "testdata/prompts_holdout.json", floors{1, 0.89, 0.95, 0.85, 1, 1}},
+		{"holdout", "testdata/prompts_holdout.json", floors{1, 0.93, 0.95, 0.85, 1, 1}},
 		// Written blind, after the patch, by someone who saw neither the
 		// discovery layer nor the grammar: 24 paraphrases, 8
 		// undiscoverable. Measured: family 0.714/0.208, metric

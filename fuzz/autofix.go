@@ -59,7 +59,7 @@ type AutoFix struct {
 }
 
 // maxSuggestions bounds the aliases proposed for one capability.
-const maxSuggestions = 48
+const maxSuggestions = 96
 
 // rephrasedFindings reads the answers to generated phrasings, capability
 // by capability (name order):

@@ -35,7 +35,7 @@ type rephrased struct {
 // maxRephrased bounds the grammar's phrasings asked per capability (a
 // fixed sample: the same registry gives the same phrasings); an LLM adds
 // at most its own bound.
-const maxRephrased = 96
+const maxRephrased = 192
 
 // rephrasings are a capability's generated phrasings: the sample asked,
 // and every phrasing the grammar makes of its words (what a suggestion for
