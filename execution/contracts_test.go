@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/groundgate/groundgate/contract"
 	"github.com/groundgate/groundgate/execution/kernel"
 	"github.com/groundgate/groundgate/hashing"
@@ -131,9 +129,7 @@ func TestContractVerdictsReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.store.DB().Update(func(tx *bolt.Tx) error { return tx.Bucket(Bucket).Put(fp.Hash.Key(), canon) }); err != nil {
-		t.Fatal(err)
-	}
+	putLegacy(t, r.store.DB(), fp.Hash, canon) // with its record digest, Get would refuse it first
 	if rep, err = r.x.Replay(context.Background(), fp.Hash); err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +138,7 @@ func TestContractVerdictsReplay(t *testing.T) {
 	}
 	fp.Morphisms[1].Contracts[0].Holds = true // leave the file as the executor wrote it
 	canon, _ = hashing.Canonical(fp)
-	r.store.DB().Update(func(tx *bolt.Tx) error { return tx.Bucket(Bucket).Put(fp.Hash.Key(), canon) })
+	putLegacy(t, r.store.DB(), fp.Hash, canon)
 }
 
 // Every weight at the leverage cap on 20 assets: the gross exposure, a

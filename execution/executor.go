@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -37,6 +38,15 @@ var _ Registry = (*registry.Store)(nil)
 // Bucket holds the footprints: key = execution hash string, value = the
 // footprint's canonical JSON.
 var Bucket = []byte("execution.footprints")
+
+// DigestBucket holds, per footprint, SHA-256 of the bytes stored in Bucket
+// when they were written. The execution hash covers what was computed, not
+// what was recorded beside it (the grounding id, the policy set, the risk
+// policy, the evaluation window, the data path); this digest covers every
+// byte, so a record altered after it was written is refused as corrupt —
+// and never attested. Footprints written before it existed have none and
+// are checked by their layers alone.
+var DigestBucket = []byte("execution.record_digests")
 
 // Defaults for Options. docs/execution.md gives the measurements behind
 // the bounds.
@@ -138,6 +148,9 @@ func New(reg Registry, arts *artifacts.Store, db *bolt.DB, data fs.FS, opt Optio
 	if !db.IsReadOnly() {
 		if err := db.Update(func(tx *bolt.Tx) error {
 			_, err := tx.CreateBucketIfNotExists(Bucket)
+			if err == nil {
+				_, err = tx.CreateBucketIfNotExists(DigestBucket)
+			}
 			return err
 		}); err != nil {
 			return nil, fmt.Errorf("execution: create bucket: %w", err)
@@ -286,12 +299,16 @@ func (x *Executor) store(ctx context.Context, out *outcome) (*Footprint, bool, e
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		bk := tx.Bucket(Bucket)
+		bk, dk := tx.Bucket(Bucket), tx.Bucket(DigestBucket)
 		if old := bk.Get(key); old != nil {
-			if fp, err := decodeFootprint(out.fp.Hash, old); err == nil {
+			if fp, err := checkStored(out.fp.Hash, old, dk.Get(key)); err == nil {
 				kept = fp // first writer wins; its blobs are now intact too
 				return nil
 			}
+		}
+		sum := sha256.Sum256(raw)
+		if err := dk.Put(key, sum[:]); err != nil {
+			return err
 		}
 		return bk.Put(key, raw)
 	})
@@ -311,12 +328,15 @@ func (x *Executor) Get(ctx context.Context, hash hashing.Digest) (*Footprint, er
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	var raw []byte
+	var raw, sum []byte
 	err := x.db.View(func(tx *bolt.Tx) error {
 		if b := tx.Bucket(Bucket); b != nil {
 			if v := b.Get(hash.Key()); v != nil {
 				raw = bytes.Clone(v)
 			}
+		}
+		if b := tx.Bucket(DigestBucket); b != nil {
+			sum = bytes.Clone(b.Get(hash.Key()))
 		}
 		return nil
 	})
@@ -326,7 +346,29 @@ func (x *Executor) Get(ctx context.Context, hash hashing.Digest) (*Footprint, er
 	if raw == nil {
 		return nil, fmt.Errorf("execution %s: %w", hash, ErrNotFound)
 	}
+	return checkStored(hash, raw, sum)
+}
+
+// CheckFootprint decodes footprint bytes and checks them as Get checks a
+// stored record: against hash, against themselves (every layer recomputed
+// from the body) and for canonical form. Errors wrap ErrCorrupt.
+func CheckFootprint(hash hashing.Digest, raw []byte) (*Footprint, error) {
 	return decodeFootprint(hash, raw)
+}
+
+// checkStored is decodeFootprint, and when the record has a digest
+// (DigestBucket), that its bytes are the ones written.
+func checkStored(hash hashing.Digest, raw, sum []byte) (*Footprint, error) {
+	fp, err := decodeFootprint(hash, raw)
+	if err != nil {
+		return nil, err
+	}
+	if sum != nil {
+		if got := sha256.Sum256(raw); !bytes.Equal(got[:], sum) {
+			return nil, fmt.Errorf("execution %s: the stored bytes are not the ones written (their SHA-256 is %x, %x was recorded): %w", hash, got, sum, ErrCorrupt)
+		}
+	}
+	return fp, nil
 }
 
 // decodeFootprint decodes stored bytes and checks them against the key and
@@ -358,17 +400,21 @@ func decodeFootprint(hash hashing.Digest, raw []byte) (*Footprint, error) {
 func (x *Executor) Verify(ctx context.Context) (n int, problems []string, err error) {
 	problems = []string{}
 	type rec struct {
-		key string
-		raw []byte
+		key      string
+		raw, sum []byte
 	}
 	var recs []rec
 	err = x.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(Bucket)
+		b, dk := tx.Bucket(Bucket), tx.Bucket(DigestBucket)
 		if b == nil {
 			return nil
 		}
 		return b.ForEach(func(k, v []byte) error {
-			recs = append(recs, rec{string(k), bytes.Clone(v)})
+			r := rec{key: string(k), raw: bytes.Clone(v)}
+			if dk != nil {
+				r.sum = bytes.Clone(dk.Get(k))
+			}
+			recs = append(recs, r)
 			return nil
 		})
 	})
@@ -385,7 +431,7 @@ func (x *Executor) Verify(ctx context.Context) (n int, problems []string, err er
 			problems = append(problems, fmt.Sprintf("key %q: %v", clipText(r.key), err))
 			continue
 		}
-		fp, err := decodeFootprint(h, r.raw)
+		fp, err := checkStored(h, r.raw, r.sum)
 		if err != nil {
 			problems = append(problems, err.Error())
 			continue

@@ -135,9 +135,7 @@ func TestLegacyFootprintsReplay(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := r.store.DB().Update(func(tx *bolt.Tx) error { return tx.Bucket(Bucket).Put(old.Hash.Key(), canon) }); err != nil {
-				t.Fatal(err)
-			}
+			putLegacy(t, r.store.DB(), old.Hash, canon)
 			rep, err := r.x.Replay(context.Background(), old.Hash)
 			if err != nil {
 				t.Fatal(err)

@@ -9,9 +9,12 @@ import (
 	"strings"
 	"testing"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/groundgate/groundgate/artifacts"
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/ground"
+	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/registry"
 	"github.com/groundgate/groundgate/registry/registrytest"
 )
@@ -219,3 +222,17 @@ func hashingCanonical(v any) (string, error) {
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
+
+// putLegacy stores raw as the footprint under hash the way an earlier
+// release did: without a record digest (DigestBucket).
+func putLegacy(t *testing.T, db *bolt.DB, hash hashing.Digest, raw []byte) {
+	t.Helper()
+	if err := db.Update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(DigestBucket).Delete(hash.Key()); err != nil {
+			return err
+		}
+		return tx.Bucket(Bucket).Put(hash.Key(), raw)
+	}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -237,6 +237,35 @@ func TestCorruptRecords(t *testing.T) {
 		t.Fatalf("after repair: %v", err)
 	}
 
+	// A change no layer covers (the recorded grounding id), still in
+	// canonical form: the record digest refuses it. Without the digest the
+	// record is checked by its layers alone and passes.
+	orig = get(Bucket, fp.Hash.Key())
+	other := hashing.SumSHA256([]byte("another grounding")).String()
+	bad = bytes.Replace(orig, []byte(`"grounding":"`+fp.Grounding.String()+`"`), []byte(`"grounding":"`+other+`"`), 1)
+	if bytes.Equal(bad, orig) {
+		t.Fatal("no grounding to tamper with")
+	}
+	put(Bucket, fp.Hash.Key(), bad)
+	if _, err := r.x.Get(ctx, fp.Hash); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "not the ones written") {
+		t.Fatalf("a tampered unhashed field: %v, want ErrCorrupt", err)
+	}
+	if _, problems, err := r.x.Verify(ctx); !errors.Is(err, ErrCorrupt) || len(problems) != 1 {
+		t.Fatalf("Verify: %q %v", problems, err)
+	}
+	sum := get(DigestBucket, fp.Hash.Key())
+	if err := db.Update(func(tx *bolt.Tx) error { return tx.Bucket(DigestBucket).Delete(fp.Hash.Key()) }); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := r.x.Get(ctx, fp.Hash); err != nil || got.Grounding.String() != other {
+		t.Fatalf("a record from before digests: %v", err)
+	}
+	put(Bucket, fp.Hash.Key(), orig)
+	put(DigestBucket, fp.Hash.Key(), sum)
+	if _, err := r.x.Get(ctx, fp.Hash); err != nil {
+		t.Fatalf("restored: %v", err)
+	}
+
 	// A corrupt data blob: replay refuses it.
 	data := get(artifacts.Bucket, fp.Data.Digest.Key())
 	put(artifacts.Bucket, fp.Data.Digest.Key(), append(bytes.Clone(data), '\n'))

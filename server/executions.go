@@ -6,33 +6,12 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// executionRequest is the body of POST /v1/executions: only a grounding id
-// this server issued. A bare request has no such field and is refused.
-type executionRequest struct {
-	Grounding string `json:"grounding"`
-}
-
 func (s *Server) postExecution(c echo.Context) error {
 	b, err := readBody(c, s.cfg.BodyLimit)
 	if err != nil {
 		return err
 	}
-	var req executionRequest
-	if err := decodeStrictBody(b, &req, "; an execution takes only {\"grounding\": \"sha256:…\"}, the id POST /v1/ground returned: a bare request never executes"); err != nil {
-		return err
-	}
-	if req.Grounding == "" {
-		return newError(ptMalformed, "grounding is missing: ground the request first (POST /v1/ground) and pass the id it returned")
-	}
-	id, err := parseDigest("grounding", req.Grounding)
-	if err != nil {
-		return err
-	}
-	g, err := s.gate.Load(c.Request().Context(), id)
-	if err != nil {
-		return err
-	}
-	fp, err := s.exec.Execute(c.Request().Context(), g)
+	fp, err := s.Execute(c.Request().Context(), b)
 	if err != nil {
 		return err
 	}
@@ -41,11 +20,7 @@ func (s *Server) postExecution(c echo.Context) error {
 }
 
 func (s *Server) getExecution(c echo.Context) error {
-	h, err := digestParam(c, "hash")
-	if err != nil {
-		return err
-	}
-	fp, err := s.exec.Get(c.Request().Context(), h)
+	fp, err := s.Footprint(c.Request().Context(), c.Param("hash"))
 	if err != nil {
 		return err
 	}
@@ -53,11 +28,7 @@ func (s *Server) getExecution(c echo.Context) error {
 }
 
 func (s *Server) postReplay(c echo.Context) error {
-	h, err := digestParam(c, "hash")
-	if err != nil {
-		return err
-	}
-	rep, err := s.exec.Replay(c.Request().Context(), h)
+	rep, err := s.Replay(c.Request().Context(), c.Param("hash"))
 	if err != nil {
 		return err
 	}
@@ -65,15 +36,7 @@ func (s *Server) postReplay(c echo.Context) error {
 }
 
 func (s *Server) getDiff(c echo.Context) error {
-	a, err := digestParam(c, "a")
-	if err != nil {
-		return err
-	}
-	b, err := digestParam(c, "b")
-	if err != nil {
-		return err
-	}
-	rep, err := s.exec.Diff(c.Request().Context(), a, b)
+	rep, err := s.Diff(c.Request().Context(), c.Param("a"), c.Param("b"))
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/registry"
@@ -114,10 +113,9 @@ func (s *Server) getHistory(c echo.Context) error {
 }
 
 func (s *Server) getCapability(c echo.Context) error {
-	name := c.Param("name")
-	cap, ok := s.reg.Current().Get(name)
-	if !ok {
-		return fmt.Errorf("capability %q: %w", name, registry.ErrNotFound)
+	cap, err := s.Capability(c.Request().Context(), c.Param("name"))
+	if err != nil {
+		return err
 	}
 	return c.JSON(http.StatusOK, cap)
 }
@@ -192,11 +190,11 @@ func (s *Server) putCapability(c echo.Context) error {
 }
 
 func (s *Server) postDiscover(c echo.Context) error {
-	var q discover.Query
-	if err := s.decodeBody(c, &q); err != nil {
+	b, err := readBody(c, s.cfg.BodyLimit)
+	if err != nil {
 		return err
 	}
-	res, err := s.disc.Discover(c.Request().Context(), q)
+	res, err := s.Discover(c.Request().Context(), b)
 	if err != nil {
 		return err
 	}
@@ -215,61 +213,16 @@ func (s *Server) getDiscovery(c echo.Context) error {
 	return c.JSON(http.StatusOK, res)
 }
 
-// groundRequest is the body of POST /v1/ground. Discovery is either the id
-// of a discovery this server made or the full evidence inline.
-type groundRequest struct {
-	Request   json.RawMessage `json:"request"`
-	Discovery json.RawMessage `json:"discovery"`
-	// Repair is "rules" (the default), "none" or "llm": what may repair a
-	// refused pipeline step (SPEC §11; "llm" only with serve --repair-llm).
-	Repair string `json:"repair"`
-}
-
-// groundingBody is a grounding record with its id: the 200 body of POST
-// /v1/ground and the body of GET /v1/groundings/{id}.
-type groundingBody struct {
-	// ID is absent when the proposal was too malformed to be recorded.
-	ID *hashing.Digest `json:"id,omitempty"`
-	ground.Record
-}
-
 func (s *Server) postGround(c echo.Context) error {
-	var gr groundRequest
-	if err := s.decodeBody(c, &gr); err != nil {
-		return err
-	}
-	mode, err := ground.ParseRepairMode(gr.Repair)
-	if err != nil {
-		return newError(ptMalformed, "%v", err)
-	}
-	p := ground.Proposal{Request: gr.Request, Repair: mode}
-	switch {
-	case len(gr.Discovery) == 0 || string(gr.Discovery) == "null":
-		// the gate reports the missing evidence as a failure
-	case gr.Discovery[0] == '"':
-		var ids string
-		_ = json.Unmarshal(gr.Discovery, &ids)
-		id, err := hashing.Parse(ids)
-		if err != nil {
-			return newError(ptMalformed, "discovery: %v (give a discovery id or the full evidence)", err)
-		}
-		p.DiscoveryID = id
-	default:
-		p.Inline = gr.Discovery
-	}
-	if string(p.Request) == "null" {
-		p.Request = nil
-	}
-	out, err := s.gate.Ground(c.Request().Context(), p)
+	b, err := readBody(c, s.cfg.BodyLimit)
 	if err != nil {
 		return err
 	}
-	s.gates.WithLabelValues(strconv.FormatBool(out.Record.Decision.Admitted)).Inc()
-	status, body := GroundingResponse(out)
-	if status != http.StatusOK {
-		return problemError{body.(Problem)}
+	g, err := s.Ground(c.Request().Context(), b)
+	if err != nil {
+		return err
 	}
-	return c.JSON(status, body)
+	return c.JSON(http.StatusOK, g)
 }
 
 // GroundingResponse is the status and body POST /v1/ground answers an
@@ -277,7 +230,7 @@ func (s *Server) postGround(c echo.Context) error {
 // problem listing every failure (with the record, when one was stored).
 // The CLI prints the same bodies.
 func GroundingResponse(out ground.Outcome) (int, any) {
-	body := groundingBody{Record: out.Record}
+	body := Grounding{Record: out.Record}
 	if !out.ID.IsZero() {
 		body.ID = &out.ID
 	}
@@ -309,5 +262,5 @@ func (s *Server) getGrounding(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, groundingBody{ID: &id, Record: rec})
+	return c.JSON(http.StatusOK, Grounding{ID: &id, Record: rec})
 }

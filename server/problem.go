@@ -33,7 +33,7 @@ type Problem struct {
 
 	// Gate refusals.
 	Failures  []ground.Failure `json:"failures,omitempty"`
-	Grounding *groundingBody   `json:"grounding,omitempty"`
+	Grounding *Grounding       `json:"grounding,omitempty"`
 	// Entry validation.
 	Errors []registry.FieldError `json:"errors,omitempty"`
 	// Duplicate identities.

@@ -75,6 +75,9 @@ type Deps struct {
 	Checker    PolicyChecker
 	// FuzzRuns serves /v1/fuzz/runs; nil answers them 404.
 	FuzzRuns FuzzRuns
+	// Attester serves the attestation routes (SPEC §13); nil answers
+	// them 404 and lists no key.
+	Attester Attester
 }
 
 // Config holds the server's settings.
@@ -102,12 +105,14 @@ type Server struct {
 	policies Policies
 	checker  PolicyChecker
 	fuzz     FuzzRuns
-	cfg      Config
-	log      *slog.Logger
-	echo     *echo.Echo
-	reqs     *prometheus.CounterVec
-	lat      *prometheus.HistogramVec
-	gates    *prometheus.CounterVec
+	// mcpBody bounds bodies at /mcp (MountMCP).
+	mcpBody int64
+	cfg     Config
+	log     *slog.Logger
+	echo    *echo.Echo
+	reqs    *prometheus.CounterVec
+	lat     *prometheus.HistogramVec
+	gates   *prometheus.CounterVec
 }
 
 // New wires the routes.
@@ -165,6 +170,9 @@ func New(d Deps, cfg Config) *Server {
 	get("/v1/groundings/:id", s.getGrounding)
 	e.POST("/v1/executions", s.postExecution)
 	get("/v1/executions/:hash", s.getExecution)
+	att := attestHandlers{d.Attester}
+	get("/v1/executions/:hash/attestation", att.getAttestation)
+	get("/v1/keys", att.getKeys)
 	e.POST("/v1/executions/:hash/replay", s.postReplay)
 	get("/v1/diff/:a/:b", s.getDiff)
 	e.POST("/v1/contracts/check", s.postContractCheck)
@@ -263,8 +271,12 @@ func headerSize(r *http.Request) int {
 func (s *Server) checkBody(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
-		if r.ContentLength > s.cfg.BodyLimit {
-			return newError(ptTooLarge, "the body is %d bytes; the limit is %d", r.ContentLength, s.cfg.BodyLimit)
+		limit := s.cfg.BodyLimit
+		if c.Path() == MCPPath {
+			limit = s.mcpBody
+		}
+		if r.ContentLength > limit {
+			return newError(ptTooLarge, "the body is %d bytes; the limit is %d", r.ContentLength, limit)
 		}
 		if r.Method == http.MethodPost || r.Method == http.MethodPut {
 			if ct := r.Header.Get(echo.HeaderContentType); ct != "" {
@@ -314,20 +326,44 @@ func decodeParams(next echo.HandlerFunc) echo.HandlerFunc {
 // requireAdmin checks the bearer token in constant time. With no token
 // configured every write is refused.
 func (s *Server) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
+	return s.requireToken("every registry write is refused", "registry writes need", next)
+}
+
+// requireToken is requireAdmin with its wording: off says what is refused
+// without a token, need what the token is needed for.
+func (s *Server) requireToken(off, need string, next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		if s.cfg.AdminToken == "" {
-			return newError(ptWritesOff, "this server has no admin token configured (set GROUNDGATE_ADMIN_TOKEN), so every registry write is refused")
+			return newError(ptWritesOff, "this server has no admin token configured (set GROUNDGATE_ADMIN_TOKEN), so %s", off)
 		}
 		auth := c.Request().Header.Get(echo.HeaderAuthorization)
 		token, ok := strings.CutPrefix(auth, "Bearer ")
 		// Compare digests so that neither content nor length leaks in timing.
 		got, want := sha256.Sum256([]byte(token)), sha256.Sum256([]byte(s.cfg.AdminToken))
 		if !ok || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
-			return newError(ptUnauthorized, "registry writes need Authorization: Bearer <admin token>")
+			return newError(ptUnauthorized, "%s Authorization: Bearer <admin token>", need)
 		}
 		return next(c)
 	}
 }
+
+// MountMCP serves h, the Model Context Protocol's streamable HTTP handler
+// (package mcp), at /mcp, with this server's middleware: the access log,
+// metrics, header limit, and the admin token, as for registry writes (an
+// agent that can execute is as trusted as one that can write). Its bodies
+// are bounded by maxBody instead of BodyLimit: a JSON-RPC message carries
+// tool arguments up to BodyLimit and its own envelope, and arguments over
+// their limit get a JSON-RPC error from the tool, not an HTTP 413.
+func (s *Server) MountMCP(h http.Handler, maxBody int64) {
+	s.mcpBody = maxBody
+	s.echo.Match([]string{http.MethodGet, http.MethodPost, http.MethodDelete}, MCPPath, echo.WrapHandler(h),
+		func(next echo.HandlerFunc) echo.HandlerFunc {
+			return s.requireToken("/mcp is refused (stdio needs none: groundgate mcp)", "/mcp needs", next)
+		})
+}
+
+// MCPPath is where MountMCP serves.
+const MCPPath = "/mcp"
 
 func (s *Server) healthz(c echo.Context) error {
 	cur := s.reg.Current()

@@ -33,7 +33,8 @@ type commandSpec struct {
 
 func commands() []commandSpec {
 	return []commandSpec{
-		{"serve", "run the REST server", func() command { return &serveCmd{} }},
+		{"serve", "run the REST server (and MCP at /mcp)", func() command { return &serveCmd{} }},
+		{"mcp", "serve the Model Context Protocol on standard input and output, for agent hosts", func() command { return &mcpCmd{} }},
 		{"registry", "export, verify and inspect the capability registry", func() command { return &registryCmd{} }},
 		{"discover", "discover capabilities in a prompt", func() command { return &discoverCmd{} }},
 		{"ground", "check a request against discovery evidence (the gate)", func() command { return &groundCmd{} }},
@@ -41,6 +42,8 @@ func commands() []commandSpec {
 		{"replay", "re-run a stored execution and compare every layer", func() command { return &replayCmd{} }},
 		{"fuzz", "test the registry itself: poisoned, undiscoverable and inconsistent entries", func() command { return &fuzzCmd{} }},
 		{"diff", "compare two executions layer by layer", func() command { return &diffCmd{} }},
+		{"attest", "print the signed attestation (DSSE, in-toto) of a stored execution", func() command { return &attestCmd{} }},
+		{"verify-attestation", "verify an execution attestation offline", func() command { return &verifyAttestationCmd{} }},
 		{"contract", "check a request against the capabilities' contracts (dry run)", func() command { return &contractCmd{} }},
 		{"policy", "lint, diff, store and list solver-checked policies", func() command { return &policyCmd{} }},
 	}

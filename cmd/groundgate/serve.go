@@ -16,10 +16,11 @@ import (
 type serveCmd struct{}
 
 func (serveCmd) Run(ctx context.Context, cli *CLI, args []string) error {
-	fs := cli.newFlags("serve", "serve [--addr HOST:PORT] [--db FILE] [--data DIR] [--max-cells N] [--max-held-bytes N] [--max-executions N] [--max-queued N] [--solver z3|cvc5] [--policy-timeout D] [--refuse-poisoned-disc] [--repair-llm [--repair-llm-proposals N] [--repair-llm-timeout D]]")
+	fs := cli.newFlags("serve", "serve [--addr HOST:PORT] [--db FILE] [--key FILE] [--data DIR] [--max-cells N] [--max-held-bytes N] [--max-executions N] [--max-queued N] [--solver z3|cvc5] [--policy-timeout D] [--refuse-poisoned-disc] [--repair-llm [--repair-llm-proposals N] [--repair-llm-timeout D]]")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen `address`")
 	db := fs.String("db", defaultDB, "bbolt database `file` (created and seeded when new)")
 	data := fs.String("data", "", "data root `dir`: request data sources resolve inside it (default: the bundled sample data)")
+	key := fs.String("key", "", keyUsage)
 	maxCells := fs.Int64("max-cells", execution.DefaultMaxCells, "work budget of one execution in `cells` (admissible morphisms × data rows × data columns); larger grids are refused with 422")
 	maxHeld := fs.Int64("max-held-bytes", execution.DefaultMaxHeldBytes, "series one execution may hold until it scores, in `bytes`; larger grids are refused with 422")
 	maxRunning := fs.Int("max-executions", execution.DefaultMaxConcurrent, "executions and replays running at once (`n`)")
@@ -49,7 +50,7 @@ func (serveCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 			return fmt.Errorf("%w: --%s must be positive", errUsage, f.name)
 		}
 	}
-	cfg := app.Config{Addr: *addr, DB: *db, Data: *data, AdminToken: cli.Getenv("GROUNDGATE_ADMIN_TOKEN"), Logger: logger,
+	cfg := app.Config{Addr: *addr, DB: *db, Data: *data, KeyFile: *key, AdminToken: cli.Getenv("GROUNDGATE_ADMIN_TOKEN"), Logger: logger,
 		Exec:   execution.Options{MaxCells: *maxCells, MaxHeldBytes: *maxHeld, MaxConcurrent: *maxRunning, MaxQueued: *maxQueued},
 		Solver: *solver, PolicyTimeout: *policyTimeout, RefusePoisonedDisc: *refusePoisoned}
 	if *repairLLM {

@@ -17,14 +17,17 @@ import (
 	"runtime/debug"
 	"time"
 
+	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/groundgate/groundgate/attest"
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/execution"
 	"github.com/groundgate/groundgate/fuzz"
 	"github.com/groundgate/groundgate/fuzz/runs"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/mcp"
 	"github.com/groundgate/groundgate/policy"
 	"github.com/groundgate/groundgate/policy/smt"
 	"github.com/groundgate/groundgate/registry"
@@ -56,6 +59,9 @@ type Config struct {
 	// within AdviceBudget; nil refuses them.
 	Advisor      ground.Advisor
 	AdviceBudget ground.AdviceBudget
+	// KeyFile is the Ed25519 key attestations are signed with, created
+	// (mode 0600) when missing; "" means attest.DefaultKeyPath(DB).
+	KeyFile string
 }
 
 // Main is the wired server: store, discovery, gate and HTTP, opened from a
@@ -115,6 +121,16 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	if m.data, err = OpenDataRoot(cfg.Data); err != nil {
 		return nil, err
 	}
+	// Before the database: a refused key file fails before any database
+	// file exists.
+	keyFile := cfg.KeyFile
+	if keyFile == "" {
+		keyFile = attest.DefaultKeyPath(cfg.DB)
+	}
+	signer, err := attest.LoadOrCreate(keyFile)
+	if err != nil {
+		return nil, err
+	}
 	if _, serr := os.Stat(cfg.DB); errors.Is(serr, fs.ErrNotExist) {
 		created = true
 	}
@@ -161,8 +177,14 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	sv, _ := SolverByName(cfg.Solver) // OpenPolicies accepted the name
 	m.lintPool = smt.NewPool(sv, 1)
 	srv := server.New(server.Deps{Registry: m.Store, Discoverer: m.Disc, Gate: m.Gate, Executor: releasing{m.Exec},
-		Policies: m.Policies, Checker: policy.NewChecker(m.lintPool, cfg.PolicyTimeout), FuzzRuns: m.Fuzz},
+		Policies: m.Policies, Checker: policy.NewChecker(m.lintPool, cfg.PolicyTimeout), FuzzRuns: m.Fuzz,
+		Attester: attest.NewService(signer, m.Exec, m.Gate)},
 		server.Config{AdminToken: cfg.AdminToken, Logger: cfg.Logger})
+	ms, err := mcp.New(srv, mcp.Options{Version: Version(), Logger: cfg.Logger})
+	if err != nil {
+		return nil, err
+	}
+	srv.MountMCP(mcp.HTTPHandler(ms, cfg.Logger), mcp.MaxFrame)
 	m.http = &http.Server{
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: 5 * time.Second,
@@ -438,6 +460,32 @@ func openEngines(ctx context.Context, db string, data *DataRoot) (_ *Engines, er
 		return nil, err
 	}
 	return e, nil
+}
+
+// MCP is the Model Context Protocol server over the engines (groundgate
+// mcp): the REST API's operations, without HTTP, behind MCP's tools.
+func (e *Engines) MCP(logger *slog.Logger) (*sdkmcp.Server, error) {
+	srv := server.New(server.Deps{Registry: e.Store, Discoverer: e.Disc, Gate: e.Gate, Executor: releasing{e.Exec},
+		Policies: e.Policies, Checker: e.Checker}, server.Config{Logger: logger})
+	return mcp.New(srv, mcp.Options{Version: Version(), Logger: logger})
+}
+
+// Version is the module version this binary was built at, or its VCS
+// revision, as servers report it.
+func Version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+			return "devel+" + s.Value[:12]
+		}
+	}
+	return "devel"
 }
 
 // Close releases discovery, the data root and the database. Closing twice

@@ -1,0 +1,43 @@
+package attest
+
+import "errors"
+
+// Sentinel errors, returned wrapped with context; match them with
+// errors.Is.
+var (
+	// ErrTooLarge is returned by Verify for an envelope over
+	// MaxEnvelopeBytes, before any of it is decoded.
+	ErrTooLarge = errors.New("attestation too large")
+
+	// ErrNotAttestation is returned by Verify for input that is not a DSSE
+	// envelope over a groundgate execution statement: malformed JSON or
+	// base64, a payload type other than PayloadType, a statement type
+	// other than StatementType, a predicate type other than PredicateType,
+	// or a subject that does not name one execution.
+	ErrNotAttestation = errors.New("not a groundgate execution attestation")
+
+	// ErrBadSignature is returned by Verify when no signature on the
+	// envelope verifies under any of the given keys: the payload or the
+	// signature was altered, or it was signed by another key.
+	ErrBadSignature = errors.New("no valid signature")
+
+	// ErrNoKey is returned by Verify when it is given no key to verify
+	// with.
+	ErrNoKey = errors.New("no verification key")
+
+	// ErrFootprint is returned by Verify when the signed footprint does
+	// not recompute to the subject's execution hash, or the materials
+	// disagree with it: the statement attests to something that is not
+	// that execution.
+	ErrFootprint = errors.New("footprint does not match the subject")
+
+	// ErrKeyPermissions is returned when a private key file is readable
+	// or writable by group or others, or is not a regular file: the key
+	// may have leaked, so it is not used.
+	ErrKeyPermissions = errors.New("key file permissions too open")
+
+	// ErrKeyType is returned for a key file that is not one PEM block
+	// holding an Ed25519 key: PKCS#8 "PRIVATE KEY" for a signing key,
+	// that or a SubjectPublicKeyInfo "PUBLIC KEY" for a verification key.
+	ErrKeyType = errors.New("not an Ed25519 key")
+)

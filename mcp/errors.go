@@ -1,0 +1,56 @@
+package mcp
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/groundgate/groundgate/ground"
+	"github.com/groundgate/groundgate/server"
+)
+
+// nextStep says, per failure code, what a model should do about it: the
+// agent column of docs/failures.md, shortened.
+var nextStep = map[ground.Code]string{
+	ground.F1:  "fix the request's shape as the detail says, then call ground again",
+	ground.F2:  "that name is not in the registry: use only names discover returned (they are case-sensitive)",
+	ground.F3:  "that capability exists but the researcher's words did not discover it: choose among what discover returned, or ask the researcher",
+	ground.F4:  "that metric was not discovered: choose among the metrics discover returned, or ask the researcher",
+	ground.F7:  "the registry changed since the discovery: call discover again and ground with the new id",
+	ground.F8:  "the evidence is not genuine: pass the discovery id discover returned, unchanged",
+	ground.F9:  "a precondition does not hold: change the parameter the detail names",
+	ground.F11: "a policy in force refuses this: change what the detail names, or ask the researcher",
+}
+
+// toolError is the result a refusal or any other non-400 problem is
+// answered with: isError, the problem as structured content (its failures
+// exactly as REST's), and a text a model can act on.
+func toolError(p server.Problem) *sdk.CallToolResult {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (%s): %s", p.Title, strings.TrimPrefix(p.Type, "urn:groundgate:problem:"), p.Detail)
+	seen := map[ground.Code]bool{}
+	if len(p.Failures) > 1 { // one failure is the detail already
+		for _, f := range p.Failures {
+			fmt.Fprintf(&b, "\n- %s: %s (%s)", f.Field, f.Detail, f.Code)
+		}
+	}
+	for _, f := range p.Failures {
+		if hint, ok := nextStep[f.Code]; ok && !seen[f.Code] {
+			seen[f.Code] = true
+			fmt.Fprintf(&b, "\nNext (%s): %s.", f.Code, hint)
+		}
+	}
+	data, err := json.Marshal(p)
+	if err != nil {
+		// A Problem is plain data; this cannot fail, but if it did the
+		// text alone still tells the model what went wrong.
+		data = nil
+	}
+	res := &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: b.String()}}}
+	if data != nil {
+		res.StructuredContent = json.RawMessage(data)
+	}
+	return res
+}
