@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/groundgate/groundgate/internal/app"
+	"github.com/groundgate/groundgate/internal/testio"
 	"github.com/groundgate/groundgate/mcp"
 )
 
@@ -417,7 +417,7 @@ func TestStdioMalformedFrames(t *testing.T) {
 	// The input stays open until the last request is answered, as a
 	// client's does: the session ends when its input does.
 	in, w := io.Pipe()
-	var out syncBuffer
+	var out testio.SyncBuffer
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx, mcp.Stdio(in, &out)) }()
 	for _, l := range lines {
@@ -466,23 +466,6 @@ func TestStdioMalformedFrames(t *testing.T) {
 	if _, ok := answered[5]; ok {
 		t.Errorf("the oversized request was answered as a request")
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestHTTPAuthAndFrames: /mcp needs the admin token as registry writes

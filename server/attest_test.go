@@ -19,6 +19,7 @@ import (
 	"github.com/groundgate/groundgate/execution"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/internal/app"
+	"github.com/groundgate/groundgate/internal/testio"
 )
 
 // startAtDB is startWith on a database file the test names, so that a
@@ -26,7 +27,7 @@ import (
 // when the test did not).
 func startAtDB(t *testing.T, db string) (a *api, stop func()) {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &testio.SyncBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	m, err := app.Open(ctx, app.Config{Addr: "127.0.0.1:0", DB: db, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	if err != nil {

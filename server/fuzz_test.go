@@ -25,6 +25,7 @@ import (
 	"github.com/groundgate/groundgate/fuzz/runs/runstest"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/internal/app"
+	"github.com/groundgate/groundgate/internal/testio"
 	"github.com/groundgate/groundgate/registry"
 	"github.com/groundgate/groundgate/server"
 )
@@ -319,7 +320,7 @@ func startGated(t *testing.T, path string, g *gate, doc *openAPIDoc) *gatedServe
 	if err != nil {
 		t.Fatal(err)
 	}
-	logs := &syncBuffer{}
+	logs := &testio.SyncBuffer{}
 	srv := server.New(server.Deps{Registry: store, Discoverer: disc, FuzzRuns: mgr},
 		server.Config{AdminToken: token, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

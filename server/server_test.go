@@ -14,34 +14,15 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/groundgate/groundgate/internal/app"
+	"github.com/groundgate/groundgate/internal/testio"
 	"github.com/groundgate/groundgate/server"
 )
 
 const token = "t0ken"
-
-// syncBuffer collects the server's log; the server writes from many
-// goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // api is the real wired server (app.Open: bbolt file, catalog, discovery,
 // gate, executor on the bundled sample data) on a loopback port.
@@ -50,7 +31,7 @@ type api struct {
 	m    *app.Main
 	addr string
 	base string
-	logs *syncBuffer
+	logs *testio.SyncBuffer
 }
 
 func start(t *testing.T, adminToken string) *api {
@@ -62,7 +43,7 @@ func start(t *testing.T, adminToken string) *api {
 // database in a temp dir, logging to the api's buffer.
 func startWith(t *testing.T, cfg app.Config) *api {
 	t.Helper()
-	logs := &syncBuffer{}
+	logs := &testio.SyncBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	cfg.Addr, cfg.DB, cfg.Logger = "127.0.0.1:0", filepath.Join(t.TempDir(), "g.db"), slog.New(slog.NewTextHandler(logs, nil))
 	m, err := app.Open(ctx, cfg)

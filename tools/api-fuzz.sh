@@ -19,6 +19,7 @@ root=$PWD
 tools=$root/tools
 [ -x "$tools/node_modules/.bin/portman" ] || { echo "api-fuzz: run 'npm ci --prefix tools' first" >&2; exit 2; }
 
+source "$tools/lib/serve.sh"
 tmp=$(mktemp -d)
 server=
 cleanup() {
@@ -28,17 +29,8 @@ cleanup() {
 trap cleanup EXIT
 
 go build -o "$tmp/groundgate" ./cmd/groundgate
-token=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
-GROUNDGATE_ADMIN_TOKEN=$token "$tmp/groundgate" serve --addr 127.0.0.1:0 --db "$tmp/fuzz.db" 2>"$tmp/server.log" &
-server=$!
-addr=
-for _ in $(seq 300); do
-  addr=$(jq -r 'select(.msg == "serving") | .addr' "$tmp/server.log" 2>/dev/null | head -1)
-  [ -n "$addr" ] && break
-  kill -0 "$server" 2>/dev/null || { cat "$tmp/server.log" >&2; exit 1; }
-  sleep 0.1
-done
-[ -n "$addr" ] || { echo "api-fuzz: the server did not start" >&2; exit 1; }
+token=$(new_token)
+start_groundgate "$tmp/groundgate" "$tmp/fuzz.db" "$tmp/server.log" "$token"
 echo "api-fuzz: groundgate serve on $addr; portman $("$tools/node_modules/.bin/portman" --version), newman $("$tools/node_modules/.bin/newman" --version)"
 
 # Portman writes scratch files into its working directory: give it $tmp.

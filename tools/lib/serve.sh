@@ -1,0 +1,23 @@
+# Sourced by the scripts in tools/: starting a real groundgate server for an
+# outside check.
+
+# new_token prints a random admin token.
+new_token() { head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+
+# start_groundgate BINARY DB LOG TOKEN starts `BINARY serve` on a free
+# loopback port with TOKEN as its admin token, logging to LOG, and waits
+# until it serves: $server is its pid, $addr its HOST:PORT.
+start_groundgate() {
+  local bin=$1 db=$2 log=$3 token=$4
+  GROUNDGATE_ADMIN_TOKEN=$token "$bin" serve --addr 127.0.0.1:0 --db "$db" 2>"$log" &
+  server=$!
+  addr=
+  for _ in $(seq 300); do
+    addr=$(jq -r 'select(.msg == "serving") | .addr' "$log" 2>/dev/null | head -1)
+    [ -n "$addr" ] && return 0
+    kill -0 "$server" 2>/dev/null || { cat "$log" >&2; return 1; }
+    sleep 0.1
+  done
+  echo "groundgate serve did not start" >&2
+  return 1
+}
