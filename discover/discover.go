@@ -227,6 +227,24 @@ func (d *Discoverer) discover(ctx context.Context, q Query) (Result, []byte, err
 	return res, canon, nil
 }
 
+// Ready reports, without waiting, whether every tier answers now: nil when
+// the text index the keyword tier reads is built, ErrStarting while it is
+// being built (the exact, alias and tag tiers answer from the start; a
+// keyword look-up waits for it), the build's error if it failed.
+func (d *Discoverer) Ready() error {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if d.cur == nil {
+		return errors.New("discover: discoverer is closed")
+	}
+	select {
+	case <-d.cur.ready:
+		return d.cur.textErr
+	default:
+		return ErrStarting
+	}
+}
+
 // current returns the index of the current registry version, read-locked;
 // the caller calls unlock when done with it.
 func (d *Discoverer) current(ctx context.Context) (*index, func(), error) {

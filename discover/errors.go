@@ -19,4 +19,8 @@ var (
 	// terms than Options.MaxTerms (given, or extracted from a prompt), a term
 	// that is empty, not UTF-8 or over MaxTermBytes.
 	ErrBadQuery = errors.New("bad discovery query")
+
+	// ErrStarting is returned by Ready while the text index the keyword
+	// tier reads is still being built.
+	ErrStarting = errors.New("discovery is starting: the text index is being built")
 )

@@ -71,6 +71,7 @@ const (
 	ptClientClosed   = "client-closed-request"
 	ptFuzzRunning    = "fuzz-run-in-progress"
 	ptInvalidFuzzRun = "invalid-fuzz-run"
+	ptNotReady       = "not-ready"
 )
 
 // retryAfterSeconds is what a busy executor asks a client to wait: about
@@ -115,6 +116,7 @@ var kinds = map[string]struct {
 	ptClientClosed:   {StatusClientClosedRequest, "Client closed request"},
 	ptFuzzRunning:    {http.StatusConflict, "A fuzz run is in progress"},
 	ptInvalidFuzzRun: {http.StatusUnprocessableEntity, "Invalid fuzz run"},
+	ptNotReady:       {http.StatusServiceUnavailable, "Not ready"},
 }
 
 // statusLabel is the metrics label for a status: its text, with nginx's

@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"errors"
 	"io"
 	"log/slog"
 	"mime"
@@ -40,6 +41,8 @@ type Registry interface {
 type Discoverer interface {
 	Discover(ctx context.Context, q discover.Query) (discover.Result, error)
 	Lookup(ctx context.Context, id hashing.Digest) (discover.Result, error)
+	// Ready says, without waiting, whether every discovery tier answers.
+	Ready() error
 }
 
 // Gate is what the server needs from Γ.
@@ -156,6 +159,7 @@ func New(d Deps, cfg Config) *Server {
 	// and headers; net/http drops the body.
 	get := func(path string, h echo.HandlerFunc) { e.Match([]string{http.MethodGet, http.MethodHead}, path, h) }
 	get("/healthz", s.healthz)
+	get("/readyz", s.readyz)
 	get("/metrics", echo.WrapHandler(promhttp.HandlerFor(promReg, promhttp.HandlerOpts{})))
 	get("/openapi.json", s.openapi)
 
@@ -364,6 +368,21 @@ func (s *Server) MountMCP(h http.Handler, maxBody int64) {
 
 // MCPPath is where MountMCP serves.
 const MCPPath = "/mcp"
+
+// readyz is readiness, for a load balancer: 200 only once every discovery
+// tier answers (the keyword tier's text index is built in the background
+// at start, which on a large registry takes a while); until then 503, so
+// that no request is routed to a half-built index.
+func (s *Server) readyz(c echo.Context) error {
+	if err := s.disc.Ready(); err != nil {
+		if errors.Is(err, discover.ErrStarting) {
+			return newError(ptNotReady, "%v", err)
+		}
+		return err
+	}
+	cur := s.reg.Current()
+	return c.JSON(http.StatusOK, map[string]any{"status": "ready", "version": cur.Version(), "registry": cur.Registry()})
+}
 
 func (s *Server) healthz(c echo.Context) error {
 	cur := s.reg.Current()

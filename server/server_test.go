@@ -336,7 +336,7 @@ func TestHeadOnGetRoutes(t *testing.T) {
 	a := start(t, token)
 	tr := a.execute()
 	paths := []string{
-		"/healthz", "/metrics", "/openapi.json", "/v1/registry", "/v1/registry/history",
+		"/healthz", "/readyz", "/metrics", "/openapi.json", "/v1/registry", "/v1/registry/history",
 		"/v1/registry/capabilities/MOM_WZS", "/v1/registry/versions/1",
 		"/v1/discoveries/" + tr.discovery, "/v1/groundings/" + tr.grounding,
 		"/v1/executions/" + tr.execution, "/v1/diff/" + tr.execution + "/" + tr.execution,

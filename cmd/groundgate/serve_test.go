@@ -135,6 +135,20 @@ func TestDiscoverGroundRoundTrip(t *testing.T) {
 	if h.status != 200 {
 		t.Fatalf("healthz: %d", h.status)
 	}
+	// Readiness: 503 not-ready (checked against the OpenAPI document like
+	// every answer here) until the text index is built, then 200.
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		r := ts.do("GET", "/readyz", "")
+		if r.status == 200 {
+			if r.json(t)["status"] != "ready" {
+				t.Fatalf("readyz: %s", r.body)
+			}
+			break
+		}
+		if r.status != 503 || r.header.Get("Retry-After") == "" || time.Now().After(deadline) {
+			t.Fatalf("readyz: %d %s", r.status, r.body)
+		}
+	}
 	reg := ts.do("GET", "/v1/registry", "").json(t)
 	if reg["version"].(float64) != 1 || len(reg["capabilities"].([]any)) < 200 {
 		t.Fatalf("registry: version %v, %d capabilities", reg["version"], len(reg["capabilities"].([]any)))
