@@ -210,6 +210,15 @@ type attempt struct {
 	stop     error
 }
 
+// rules lists the rules the attempt broke, each with its detail.
+func (a attempt) rules() []string {
+	var rules []string
+	for _, o := range a.obs {
+		rules = append(rules, o.rule+": "+o.detail)
+	}
+	return rules
+}
+
 // plan is the runtime tests of one registry version: the cases in
 // canonical order, and what they need.
 type plan struct {
@@ -1140,11 +1149,7 @@ func (rt *Runtime) Check(ctx context.Context, snap *registry.Snapshot, rc Regres
 	if a.stop != nil {
 		return nil, a.stop
 	}
-	var rules []string
-	for _, o := range a.obs {
-		rules = append(rules, o.rule+": "+o.detail)
-	}
-	return rules, nil
+	return a.rules(), nil
 }
 
 // Case runs one case through the stack, for Go's fuzzing engine and
@@ -1187,9 +1192,5 @@ func (rt *Runtime) Case(ctx context.Context, snap *registry.Snapshot, capability
 	if a.stop != nil {
 		return nil, a.stop
 	}
-	var rules []string
-	for _, o := range a.obs {
-		rules = append(rules, o.rule+": "+o.detail)
-	}
-	return rules, nil
+	return a.rules(), nil
 }

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -21,6 +20,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/groundgate/groundgate/internal/app"
+	"github.com/groundgate/groundgate/internal/app/apptest"
 	"github.com/groundgate/groundgate/internal/testio"
 	"github.com/groundgate/groundgate/mcp"
 )
@@ -78,20 +78,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // httpServer is a real groundgate server on a loopback port.
 func httpServer(t *testing.T, adminToken string) string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	m, err := app.Open(ctx, app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "g.db"), AdminToken: adminToken,
-		Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	})
+	m, _ := apptest.Serve(t, app.Config{AdminToken: adminToken})
 	return "http://" + m.Addr()
 }
 

@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -10,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
@@ -19,6 +17,7 @@ import (
 	"github.com/groundgate/groundgate/execution"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/internal/app"
+	"github.com/groundgate/groundgate/internal/app/apptest"
 	"github.com/groundgate/groundgate/internal/testio"
 )
 
@@ -28,24 +27,7 @@ import (
 func startAtDB(t *testing.T, db string) (a *api, stop func()) {
 	t.Helper()
 	logs := &testio.SyncBuffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	m, err := app.Open(ctx, app.Config{Addr: "127.0.0.1:0", DB: db, Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("shutdown: %v", err)
-			}
-		})
-	}
-	t.Cleanup(stop)
+	m, stop := apptest.Serve(t, app.Config{DB: db, Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	return &api{t: t, m: m, addr: m.Addr(), base: "http://" + m.Addr(), logs: logs}, stop
 }
 

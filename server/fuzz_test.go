@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -240,50 +239,6 @@ func TestFuzzRunRefusals(t *testing.T) {
 	}
 }
 
-// gate is a real prober that answers the first `after` questions and
-// holds the rest until released or cancelled: a run paused mid-way.
-type gate struct {
-	pr      fuzz.Prober
-	after   atomic.Int64
-	asked   atomic.Int64
-	reached chan struct{}
-	release chan struct{}
-	once    sync.Once
-	free    sync.Once
-}
-
-func newGate(after int64) *gate {
-	g := &gate{reached: make(chan struct{}), release: make(chan struct{})}
-	g.after.Store(after)
-	return g
-}
-
-// hold lets n more questions through, then holds.
-func (g *gate) hold(n int64) { g.after.Store(g.asked.Load() + n) }
-
-func (g *gate) Probe(ctx context.Context, q discover.Query) (discover.Result, error) {
-	if g.asked.Add(1) > g.after.Load() {
-		g.once.Do(func() { close(g.reached) })
-		select {
-		case <-g.release:
-		case <-ctx.Done():
-			return discover.Result{}, ctx.Err()
-		}
-	}
-	return g.pr.Probe(ctx, q)
-}
-
-func (g *gate) open() { g.free.Do(func() { close(g.release) }) }
-
-func (g *gate) waitReached(t *testing.T) {
-	t.Helper()
-	select {
-	case <-g.reached:
-	case <-time.After(60 * time.Second):
-		t.Fatal("the run never reached the gate")
-	}
-}
-
 // gatedServer is the REST server over a real registry file whose runs ask
 // through a gate (else it is wired as app.Open wires it).
 type gatedServer struct {
@@ -295,7 +250,7 @@ type gatedServer struct {
 	stop  func()
 }
 
-func startGated(t *testing.T, path string, g *gate, doc *openAPIDoc) *gatedServer {
+func startGated(t *testing.T, path string, g *runstest.Gate, doc *openAPIDoc) *gatedServer {
 	t.Helper()
 	ctx := context.Background()
 	store, err := registry.Open(ctx, path, registry.Options{})
@@ -313,7 +268,7 @@ func startGated(t *testing.T, path string, g *gate, doc *openAPIDoc) *gatedServe
 	mgr, err := runs.Open(ctx, store.DB(), store, runs.Options{Prober: func(ctx context.Context, snap *registry.Snapshot) (fuzz.Prober, func(), error) {
 		pr, release, err := pin(ctx, snap)
 		if err == nil && g != nil {
-			g.pr, pr = pr, g
+			g.Prober, pr = pr, g
 		}
 		return pr, release, err
 	}})
@@ -359,11 +314,11 @@ func startGated(t *testing.T, path string, g *gate, doc *openAPIDoc) *gatedServe
 // (complete false, fewer questions asked than there are), fetchable
 // after.
 func TestFuzzRunCancelAndConflict(t *testing.T) {
-	g := newGate(300)
+	g := runstest.NewGate(300)
 	s := startGated(t, filepath.Join(t.TempDir(), "g.db"), g, loadOpenAPIDoc(t))
 	r := s.call("POST", "/v1/fuzz/runs", `{"seconds": 600}`, true, http.StatusAccepted)
 	loc := r.header.Get("Location")
-	g.waitReached(t)
+	g.WaitReached(t)
 	live := s.run(s.call("GET", loc, "", false, http.StatusOK))
 	if live.State != "running" || live.Progress.Done == 0 || live.Progress.Done >= live.Progress.Total || live.Result != nil {
 		t.Fatalf("while running: %+v", live)
@@ -394,7 +349,7 @@ func TestFuzzRunCancelAndConflict(t *testing.T) {
 	runstest.NoRunLeft(t)
 	// The next run starts.
 	next := s.run(s.call("POST", "/v1/fuzz/runs", `{}`, true, http.StatusAccepted))
-	g.open()
+	g.Open()
 	if st := s.wait(fmt.Sprintf("/v1/fuzz/runs/%d", next.ID)); st.State != "done" {
 		t.Fatalf("the next run: %+v", st)
 	}
@@ -403,19 +358,19 @@ func TestFuzzRunCancelAndConflict(t *testing.T) {
 // A registry write landing mid-run does not move the run: it completes
 // at the version it started at, with the report fuzz.Run gives there.
 func TestFuzzRunPinnedAcrossWrite(t *testing.T) {
-	g := newGate(500)
+	g := runstest.NewGate(500)
 	s := startGated(t, filepath.Join(t.TempDir(), "g.db"), g, loadOpenAPIDoc(t))
 	v0 := s.store.Current().Version()
 	want := canonicalRun(t, s.store.Current(), s.disc, 1)
 	loc := s.call("POST", "/v1/fuzz/runs", `{}`, true, http.StatusAccepted).header.Get("Location")
-	g.waitReached(t)
+	g.WaitReached(t)
 	if r := s.do("PUT", "/v1/registry/capabilities/CHOP9", []byte(entry), "Authorization", "Bearer "+token); r.status != http.StatusCreated {
 		t.Fatalf("PUT: %d %s", r.status, r.body)
 	}
 	if s.store.Current().Version() != v0+1 {
 		t.Fatal("the write made no new version")
 	}
-	g.open()
+	g.Open()
 	st := s.wait(loc)
 	if st.State != "done" || st.Version != v0 || st.report(t).Version != v0 || !bytes.Equal(st.Result, want) {
 		t.Fatalf("state %s at version %d (pinned %d); result is fuzz.Run's at the pinned version: %v",
@@ -430,12 +385,12 @@ func TestFuzzRunsSurviveRestart(t *testing.T) {
 	doc := loadOpenAPIDoc(t)
 	dir := t.TempDir()
 	path, crashed := filepath.Join(dir, "g.db"), filepath.Join(dir, "crashed.db")
-	g := newGate(1 << 40)
+	g := runstest.NewGate(1 << 40)
 	s := startGated(t, path, g, doc)
 	first := s.wait(s.call("POST", "/v1/fuzz/runs", `{"seed": 5}`, true, http.StatusAccepted).header.Get("Location"))
-	g.hold(100)
+	g.Hold(100)
 	held := s.run(s.call("POST", "/v1/fuzz/runs", `{"seed": 6}`, true, http.StatusAccepted))
-	g.waitReached(t)
+	g.WaitReached(t)
 	if err := s.store.DB().View(func(tx *bolt.Tx) error { return tx.CopyFile(crashed, 0o600) }); err != nil {
 		t.Fatal(err)
 	}

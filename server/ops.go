@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strconv"
 
 	"github.com/groundgate/groundgate/discover"
@@ -87,7 +88,7 @@ func (s *Server) Ground(ctx context.Context, body []byte) (Grounding, error) {
 	}
 	s.gates.WithLabelValues(strconv.FormatBool(out.Record.Decision.Admitted)).Inc()
 	status, res := GroundingResponse(out)
-	if status != 200 {
+	if status != http.StatusOK {
 		return Grounding{}, problemError{res.(Problem)}
 	}
 	return res.(Grounding), nil

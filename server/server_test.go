@@ -12,12 +12,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/groundgate/groundgate/internal/app"
+	"github.com/groundgate/groundgate/internal/app/apptest"
 	"github.com/groundgate/groundgate/internal/testio"
 	"github.com/groundgate/groundgate/server"
 )
@@ -44,21 +44,8 @@ func start(t *testing.T, adminToken string) *api {
 func startWith(t *testing.T, cfg app.Config) *api {
 	t.Helper()
 	logs := &testio.SyncBuffer{}
-	ctx, cancel := context.WithCancel(context.Background())
-	cfg.Addr, cfg.DB, cfg.Logger = "127.0.0.1:0", filepath.Join(t.TempDir(), "g.db"), slog.New(slog.NewTextHandler(logs, nil))
-	m, err := app.Open(ctx, cfg)
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("shutdown: %v", err)
-		}
-	})
+	cfg.Addr, cfg.DB, cfg.Logger = "", "", slog.New(slog.NewTextHandler(logs, nil))
+	m, _ := apptest.Serve(t, cfg)
 	return &api{t: t, m: m, addr: m.Addr(), base: "http://" + m.Addr(), logs: logs}
 }
 

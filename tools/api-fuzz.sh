@@ -20,13 +20,7 @@ tools=$root/tools
 [ -x "$tools/node_modules/.bin/portman" ] || { echo "api-fuzz: run 'npm ci --prefix tools' first" >&2; exit 2; }
 
 source "$tools/lib/serve.sh"
-tmp=$(mktemp -d)
-server=
-cleanup() {
-  if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+with_scratch
 
 go build -o "$tmp/groundgate" ./cmd/groundgate
 token=$(new_token)

@@ -12,13 +12,7 @@ root=$PWD
 [ -d "$root/tools/node_modules/@modelcontextprotocol/sdk" ] || { echo "mcp-client: run 'npm ci --prefix tools' first" >&2; exit 2; }
 
 source "$root/tools/lib/serve.sh"
-tmp=$(mktemp -d)
-server=
-cleanup() {
-  if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+with_scratch
 
 go build -o "$tmp/groundgate" ./cmd/groundgate
 echo "mcp-client: @modelcontextprotocol/sdk $(node -p "require('$root/tools/node_modules/@modelcontextprotocol/sdk/package.json').version"), node $(node --version)"

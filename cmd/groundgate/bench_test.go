@@ -2,31 +2,22 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/groundgate/groundgate/internal/app"
+	"github.com/groundgate/groundgate/internal/app/apptest"
 )
 
 // benchServer starts the real server for a benchmark.
 func benchServer(b *testing.B) (string, *http.Client) {
 	b.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	m, err := app.Open(ctx, app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(b.TempDir(), "g.db"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		b.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
-	b.Cleanup(func() { cancel(); <-done })
+	m, _ := apptest.Serve(b, app.Config{})
 	tr := &http.Transport{MaxIdleConnsPerHost: 64}
 	return "http://" + m.Addr(), &http.Client{Transport: tr}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/groundgate/groundgate/internal/app"
+	"github.com/groundgate/groundgate/internal/app/apptest"
 	"github.com/groundgate/groundgate/registry"
 	"github.com/groundgate/groundgate/server"
 )
@@ -288,14 +289,7 @@ func TestRegistryWritesAuthAndLiveDiscovery(t *testing.T) {
 }
 
 func TestWritesRefusedWithoutToken(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	m, err := app.Open(ctx, app.Config{Addr: "127.0.0.1:0", DB: filepath.Join(t.TempDir(), "g.db"), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
+	m, stop := apptest.Serve(t, app.Config{})
 	req, _ := http.NewRequest("PUT", "http://"+m.Addr()+"/v1/registry/capabilities/X", strings.NewReader(entryBody))
 	req.Header.Set("Authorization", "Bearer ")
 	resp, err := http.DefaultClient.Do(req)
@@ -307,8 +301,7 @@ func TestWritesRefusedWithoutToken(t *testing.T) {
 	if resp.StatusCode != 403 || !strings.Contains(string(b), "writes-disabled") {
 		t.Fatalf("%d %s", resp.StatusCode, b)
 	}
-	cancel()
-	<-done
+	stop()
 }
 
 // Malformed input is a 4xx problem a person can act on: never a 500, never

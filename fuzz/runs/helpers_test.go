@@ -3,13 +3,12 @@ package runs
 import (
 	"context"
 	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/fuzz"
+	"github.com/groundgate/groundgate/fuzz/runs/runstest"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/registry"
 	"github.com/groundgate/groundgate/registry/registrytest"
@@ -115,56 +114,15 @@ func wait(t *testing.T, m *Manager, id uint64) Status {
 	}
 }
 
-// gate is a real prober that answers the first `after` questions, then
-// holds every further one until it is released or its context ends: a
-// run paused at a known point, to act on while it runs.
-type gate struct {
-	pr      fuzz.Prober
-	after   int64
-	asked   atomic.Int64
-	reached chan struct{}
-	release chan struct{}
-	once    sync.Once
-	free    sync.Once
-}
-
-func newGate(after int64) *gate {
-	return &gate{after: after, reached: make(chan struct{}), release: make(chan struct{})}
-}
-
-func (g *gate) Probe(ctx context.Context, q discover.Query) (discover.Result, error) {
-	if g.asked.Add(1) > g.after {
-		g.once.Do(func() { close(g.reached) })
-		select {
-		case <-g.release:
-		case <-ctx.Done():
-			return discover.Result{}, ctx.Err()
-		}
-	}
-	return g.pr.Probe(ctx, q)
-}
-
-func (g *gate) open() { g.free.Do(func() { close(g.release) }) }
-
-// waitReached waits until the run is held at the gate.
-func (g *gate) waitReached(t *testing.T) {
-	t.Helper()
-	select {
-	case <-g.reached:
-	case <-time.After(60 * time.Second):
-		t.Fatal("the run never reached the gate")
-	}
-}
-
 // gated gives each run the default pinned prober behind g.
-func gated(src discover.Source, r *rig, g *gate) ProberFunc {
+func gated(src discover.Source, r *rig, g *runstest.Gate) ProberFunc {
 	pin := PinnedDiscovery(src, r.store.DB())
 	return func(ctx context.Context, snap *registry.Snapshot) (fuzz.Prober, func(), error) {
 		pr, release, err := pin(ctx, snap)
 		if err != nil {
 			return nil, nil, err
 		}
-		g.pr = pr
+		g.Prober = pr
 		return g, release, nil
 	}
 }

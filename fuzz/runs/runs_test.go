@@ -85,13 +85,13 @@ func TestRunEqualsFuzzRun(t *testing.T) {
 // again answers the same; a second cancel changes nothing.
 func TestCancelKeepsPartialReport(t *testing.T) {
 	r := newRig(t)
-	g := newGate(200)
+	g := runstest.NewGate(200)
 	m := r.manager(Options{Prober: gated(r.store, r, g)})
 	st, err := m.Start(context.Background(), Request{Seconds: 600, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.waitReached(t)
+	g.WaitReached(t)
 	live, err := m.Get(context.Background(), st.ID)
 	if err != nil || live.State != StateRunning || live.Result != nil {
 		t.Fatalf("while held: %+v, %v", live, err)
@@ -122,19 +122,19 @@ func TestCancelKeepsPartialReport(t *testing.T) {
 // the running run; once it has ended, the next one starts.
 func TestOneRunAtATime(t *testing.T) {
 	r := newRig(t)
-	g := newGate(10)
+	g := runstest.NewGate(10)
 	m := r.manager(Options{Prober: gated(r.store, r, g)})
 	first, err := m.Start(context.Background(), Request{Seconds: 600, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.waitReached(t)
+	g.WaitReached(t)
 	_, err = m.Start(context.Background(), Request{Seconds: 1, Seed: 2})
 	var re *RunningError
 	if !errors.Is(err, ErrRunning) || !errors.As(err, &re) || re.ID != first.ID {
 		t.Fatalf("second start: %v", err)
 	}
-	g.open()
+	g.Open()
 	if st := wait(t, m, first.ID); st.State != StateDone {
 		t.Fatalf("first run: %+v", st)
 	}
@@ -157,11 +157,11 @@ func TestPinnedAgainstWrites(t *testing.T) {
 			r := newRig(t)
 			want := r.reference(1)
 			v0 := r.store.Current().Version()
-			g := newGate(300)
+			g := runstest.NewGate(300)
 			pf := gated(r.store, r, g)
 			if !tc.pinned {
 				pf = func(ctx context.Context, snap *registry.Snapshot) (fuzz.Prober, func(), error) {
-					g.pr = r.disc
+					g.Prober = r.disc
 					return g, func() {}, nil
 				}
 			}
@@ -170,12 +170,12 @@ func TestPinnedAgainstWrites(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			g.waitReached(t)
+			g.WaitReached(t)
 			r.put(entry(t, "chop9", false))
 			if r.store.Current().Version() != v0+1 {
 				t.Fatal("the write made no version")
 			}
-			g.open()
+			g.Open()
 			st = wait(t, m, st.ID)
 			if !tc.pinned {
 				if st.State != StateFailed || st.Result != nil {
@@ -195,7 +195,7 @@ func TestPinnedAgainstWrites(t *testing.T) {
 // saying so.
 func TestTimeBudget(t *testing.T) {
 	r := newRig(t)
-	g := newGate(100)
+	g := runstest.NewGate(100)
 	m := r.manager(Options{Prober: gated(r.store, r, g)})
 	t0 := time.Now()
 	st, err := m.Start(context.Background(), Request{Seconds: 1, Seed: 1})
@@ -266,13 +266,13 @@ func TestCloseAndReopen(t *testing.T) {
 		t.Fatal(err)
 	}
 	done = wait(t, m, done.ID)
-	g := newGate(50)
+	g := runstest.NewGate(50)
 	m.opt.Prober = gated(r.store, r, g)
 	held, err := m.Start(context.Background(), Request{Seconds: 600, Seed: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.waitReached(t)
+	g.WaitReached(t)
 	m.Close()
 	runstest.NoRunLeft(t)
 	if _, err := m.Start(context.Background(), Request{Seconds: 1, Seed: 1}); !errors.Is(err, ErrClosed) {
@@ -310,13 +310,13 @@ func TestCloseAndReopen(t *testing.T) {
 // interrupted, by the next server — not lost, not running for ever.
 func TestInterruptedByCrash(t *testing.T) {
 	r := newRig(t)
-	g := newGate(20)
+	g := runstest.NewGate(20)
 	m := r.manager(Options{Prober: gated(r.store, r, g)})
 	st, err := m.Start(context.Background(), Request{Seconds: 600, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.waitReached(t)
+	g.WaitReached(t)
 	crashed := filepath.Join(t.TempDir(), "crashed.db")
 	if err := r.store.DB().View(func(tx *bolt.Tx) error { return tx.CopyFile(crashed, 0o600) }); err != nil {
 		t.Fatal(err)
@@ -343,7 +343,7 @@ func TestInterruptedByCrash(t *testing.T) {
 	if err != nil || rec.State != StateFailed {
 		t.Fatalf("stored record: %+v, %v", rec, err)
 	}
-	g.open()
+	g.Open()
 }
 
 // The runtime tests run in a scratch copy of the database taken when the

@@ -21,3 +21,11 @@ start_groundgate() {
   echo "groundgate serve did not start" >&2
   return 1
 }
+
+# with_scratch makes $tmp a new scratch directory and, on exit, stops the
+# server start_groundgate started (if still running) and removes $tmp.
+with_scratch() {
+  tmp=$(mktemp -d)
+  server=
+  trap 'if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi; rm -rf "$tmp"' EXIT
+}
