@@ -9,20 +9,76 @@ import (
 	"github.com/gowebpki/jcs"
 )
 
-// Canonical encodes v with encoding/json and canonicalises the result with
-// RFC 8785. Callers pass a struct holding exactly the fields to be hashed.
+// Canonical returns the RFC 8785 (JCS) bytes of v as encoding/json sees
+// it: exactly jcs.Transform(json.Marshal(v)), written in one pass (see
+// encode.go). Callers pass a struct holding exactly the fields to be
+// hashed.
 func Canonical(v any) ([]byte, error) {
+	var out []byte
+	err := withCanonical(v, func(b []byte) { out = bytes.Clone(b) })
+	return out, err
+}
+
+// withCanonical passes the canonical bytes of v to use, in scratch space
+// that is reused once use returns.
+func withCanonical(v any, use func([]byte)) error {
+	e := encStates.Get().(*encState)
+	b, err := e.encode(e.buf[:0], v)
+	if err == nil {
+		use(b)
+	}
+	e.release(b)
+	if err != nil {
+		// The one-pass encoder stops at whatever the two-step path would
+		// fail on, and at values nested too deep to walk safely (cycles):
+		// the two-step path then reports the error, or writes the bytes,
+		// as it always has.
+		b, err := canonicalTwoStep(v)
+		if err != nil {
+			return err
+		}
+		use(b)
+	}
+	return nil
+}
+
+// appendCanonical appends the canonical form of v to b, or fails with
+// errFallback where the two-step path must decide.
+func appendCanonical(b []byte, v any) ([]byte, error) {
+	var e encState
+	return e.encode(b, v)
+}
+
+// canonicalTwoStep is the reference construction the one-pass encoder
+// reproduces: encoding/json, then RFC 8785 over the result.
+func canonicalTwoStep(v any) ([]byte, error) {
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("canonical: marshal: %w", err)
 	}
-	return CanonicalizeJSON(raw)
+	out, err := jcs.Transform(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w: canonical JSON: %v", ErrMalformed, err)
+	}
+	return out, nil
 }
 
 // CanonicalizeJSON rewrites a JSON document into its RFC 8785 form. Invalid
 // JSON, duplicate object keys and numbers outside IEEE 754 double range are
 // errors wrapping ErrMalformed.
 func CanonicalizeJSON(raw []byte) ([]byte, error) {
+	var p rawJCS
+	out, err := p.canonical(make([]byte, 0, len(raw)), raw, 0)
+	if err != nil {
+		return jcsVerdict(raw)
+	}
+	return out, nil
+}
+
+// jcsVerdict runs gowebpki/jcs on a document rawJCS refused, for its
+// error message (callers and clients see "Duplicate key: …" and the like).
+// Had rawJCS refused something jcs accepts, jcs's answer would stand.
+func jcsVerdict(raw []byte) ([]byte, error) {
 	out, err := jcs.Transform(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%w: canonical JSON: %v", ErrMalformed, err)
@@ -32,11 +88,9 @@ func CanonicalizeJSON(raw []byte) ([]byte, error) {
 
 // SHA256Of returns the SHA-256 digest of v's canonical JSON.
 func SHA256Of(v any) (Digest, error) {
-	b, err := Canonical(v)
-	if err != nil {
-		return Digest{}, err
-	}
-	return SumSHA256(b), nil
+	var d Digest
+	err := withCanonical(v, func(b []byte) { d = SumSHA256(b) })
+	return d, err
 }
 
 // identityLayers is the pinned shape hashed into a capability identity. The
@@ -93,8 +147,13 @@ func lines(s []string) []byte {
 // decoder would paper over: duplicate object keys, unknown fields, trailing
 // data and numbers outside float64 range. One object has one spelling.
 func DecodeStrict(data []byte, v any) error {
-	if _, err := CanonicalizeJSON(data); err != nil {
-		return err
+	// The same check as CanonicalizeJSON, without writing the canonical
+	// form nobody reads.
+	var p rawJCS
+	if p.validate(data) != nil {
+		if _, err := jcsVerdict(data); err != nil {
+			return err
+		}
 	}
 	return DecodePart(data, v)
 }

@@ -11,9 +11,11 @@
 //
 // # Canonical JSON
 //
-// Everything that is hashed is first encoded with encoding/json from a struct
-// that holds only the hashed fields, then passed through RFC 8785 (JCS). The
-// pinned constructions are Identity, RegistryHash and ExecutionHash.
+// Everything that is hashed is a struct that holds only the hashed fields,
+// written as RFC 8785 (JCS) canonical JSON: by definition the bytes of
+// encoding/json's encoding passed through RFC 8785, produced by Canonical in
+// one pass (encode.go). The pinned constructions are Identity, RegistryHash
+// and ExecutionHash.
 package hashing
 
 import (
