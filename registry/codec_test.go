@@ -2,6 +2,7 @@ package registry
 
 import (
 	"bytes"
+	"reflect"
 	"testing"
 	"time"
 
@@ -75,7 +76,14 @@ func FuzzCodecMatchesJCS(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		var doc chunkDoc
-		if err := decodeCanonical(raw, &doc, func(c *chunkDoc) ([]byte, error) { return marshalChunk(c.Entries) }); err != nil {
+		err := decodeCanonical(raw, &doc, func(c *chunkDoc) ([]byte, error) { return marshalChunk(c.Entries) })
+		// The fast reader an open uses accepts exactly the same chunks
+		// (a chunk has at least one entry) and reads them alike.
+		refs, perr := parseChunk(raw)
+		if (perr == nil) != (err == nil && doc.Entries != nil && len(doc.Entries) > 0) || perr == nil && !reflect.DeepEqual(refs, doc.Entries) {
+			t.Fatalf("%q: parseChunk %v, %v; decodeCanonical %v, %v", raw, refs, perr, doc.Entries, err)
+		}
+		if err != nil {
 			return
 		}
 		canon, err := hashing.CanonicalizeJSON(raw)

@@ -124,7 +124,7 @@ func (c DiscChange) apply(i int, e Entry, id hashing.Digest) (Entry, error) {
 		return slices.Contains(c.RemoveAliases, a)
 	}), c.AddAliases)
 	e.Disc.Tags = addFolded(slices.Clone(e.Disc.Tags), c.AddTags)
-	if err := e.validate(fmt.Sprintf("changes[%d] (%s)", i, c.Name)); err != nil {
+	if err := e.validate(fmt.Sprintf("changes[%d] (%s)", i, c.Name), nil); err != nil {
 		return Entry{}, err // too many aliases, an empty one, …
 	}
 	return e, nil

@@ -1,10 +1,13 @@
 package registry
 
 import (
+	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/groundgate/groundgate/hashing"
@@ -53,6 +56,31 @@ type Snapshot struct {
 	bkts   []uint8
 	chunks *root
 	share  *shareIndex
+
+	// checks, parallel to caps, holds each entry's own check (decode.go),
+	// made on first read by name or identity. Entries shared between
+	// versions share it.
+	checks []*entryCheck
+	log    *slog.Logger // told when an entry fails its check; may be nil
+}
+
+// entryCheck is the outcome of one entry's own check.
+type entryCheck struct{ state atomic.Uint32 }
+
+const (
+	unchecked uint32 = iota
+	sound
+	unsound
+)
+
+// checked returns n checks already passed: the entries a commit writes
+// were validated and their identities computed from them.
+func checked(n int) []entryCheck {
+	cs := make([]entryCheck, n)
+	for i := range cs {
+		cs[i].state.Store(sound)
+	}
+	return cs
 }
 
 // shareIndex finds, in a snapshot, what another version shares with it:
@@ -81,6 +109,7 @@ type item struct {
 	cap Capability
 	rec hashing.Digest
 	bkt uint8
+	chk *entryCheck
 }
 
 func newSnapshot(info VersionInfo, items []item, chunks *root) *Snapshot {
@@ -90,23 +119,36 @@ func newSnapshot(info VersionInfo, items []item, chunks *root) *Snapshot {
 		order[i] = int32(i)
 	}
 	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(items[a].cap.Name, items[b].cap.Name) })
+	caps := make([]Capability, len(items))
+	recs := make([]hashing.Digest, len(items))
+	bkts := make([]uint8, len(items))
+	checks := make([]*entryCheck, len(items))
+	for i, o := range order {
+		it := &items[o]
+		caps[i], recs[i], bkts[i], checks[i] = it.cap, it.rec, it.bkt, it.chk
+	}
+	return buildSnapshot(info, caps, recs, bkts, checks, chunks)
+}
+
+// buildSnapshot makes a snapshot of its arrays, which are in name order
+// and parallel, and indexes them.
+func buildSnapshot(info VersionInfo, caps []Capability, recs []hashing.Digest, bkts []uint8, checks []*entryCheck, chunks *root) *Snapshot {
 	s := &Snapshot{
 		Info:       info,
-		caps:       make([]Capability, len(items)),
-		recs:       make([]hashing.Digest, len(items)),
-		bkts:       make([]uint8, len(items)),
-		byName:     make(map[string]int, len(items)),
-		byIdentity: make(map[hashing.Digest]int, len(items)),
+		caps:       caps,
+		recs:       recs,
+		bkts:       bkts,
+		checks:     checks,
+		byName:     make(map[string]int, len(caps)),
+		byIdentity: make(map[hashing.Digest]int, len(caps)),
 		chunks:     chunks,
 		share:      &shareIndex{},
 	}
-	for i, o := range order {
-		it := &items[o]
-		s.caps[i], s.recs[i], s.bkts[i] = it.cap, it.rec, it.bkt
-		s.byName[it.cap.Name] = i
-		s.byIdentity[it.cap.Identity] = i
+	for i := range caps {
+		s.byName[caps[i].Name] = i
+		s.byIdentity[caps[i].Identity] = i
 	}
-	s.Info.Count = len(items)
+	s.Info.Count = len(caps)
 	return s
 }
 
@@ -133,7 +175,9 @@ func (s *Snapshot) with(info VersionInfo, changed []item) *Snapshot {
 		Info:       info,
 		caps:       slices.Clone(s.caps),
 		recs:       slices.Clone(s.recs),
+		checks:     slices.Clone(s.checks),
 		bkts:       s.bkts,
+		log:        s.log,
 		byName:     s.byName,
 		byIdentity: s.byIdentity,
 		share:      &shareIndex{},
@@ -143,7 +187,7 @@ func (s *Snapshot) with(info VersionInfo, changed []item) *Snapshot {
 	for _, it := range changed {
 		i := s.byName[it.cap.Name]
 		sameIDs = sameIDs && s.caps[i].Identity == it.cap.Identity
-		n.caps[i], n.recs[i] = it.cap, it.rec
+		n.caps[i], n.recs[i], n.checks[i] = it.cap, it.rec, it.chk
 	}
 	if !sameIDs {
 		// Every old identity out before any new one in: two entries may
@@ -163,7 +207,7 @@ func (s *Snapshot) with(info VersionInfo, changed []item) *Snapshot {
 func (s *Snapshot) items() []item {
 	out := make([]item, len(s.caps))
 	for i := range s.caps {
-		out[i] = item{cap: s.caps[i], rec: s.recs[i], bkt: s.bkts[i]}
+		out[i] = item{cap: s.caps[i], rec: s.recs[i], bkt: s.bkts[i], chk: s.checks[i]}
 	}
 	return out
 }
@@ -176,27 +220,75 @@ func (s *Snapshot) Registry() hashing.Digest { return s.Info.Registry }
 
 // Capabilities returns the entries sorted by name. The slice is shared:
 // callers must not modify it.
+//
+// Every entry's record was checked against its digest when the version
+// was read, so each is the entry that was written; identities are the
+// ones the version's chunks list. An entry's own check (that its record
+// is canonical, that it validates, that its identity is the listed one)
+// is made by Get, ByIdentity and Lookup, and by Verify for all: the
+// gate and the executor read every capability they act on by name.
 func (s *Snapshot) Capabilities() []Capability { return s.caps }
 
-// Get returns a copy of the capability with the given canonical name.
+// Get returns a copy of the capability with the given canonical name. An
+// entry that fails its own check is not returned (Lookup says why).
 func (s *Snapshot) Get(name string) (Capability, bool) {
+	c, err := s.Lookup(name)
+	return c, err == nil
+}
+
+// Lookup is Get with the reason for a miss: ErrNotFound, or ErrCorrupt
+// for an entry whose record does not hold what its version lists.
+func (s *Snapshot) Lookup(name string) (Capability, error) {
 	i, ok := s.byName[name]
 	if !ok {
-		return Capability{}, false
+		return Capability{}, fmt.Errorf("capability %q: %w", name, ErrNotFound)
 	}
-	return s.clone(i), true
+	if err := s.check(i); err != nil {
+		return Capability{}, err
+	}
+	return s.clone(i), nil
 }
 
-// ByIdentity returns a copy of the capability with the given identity.
+// ByIdentity returns a copy of the capability with the given identity,
+// checked as Get checks it.
 func (s *Snapshot) ByIdentity(id hashing.Digest) (Capability, bool) {
 	i, ok := s.byIdentity[id]
-	if !ok {
+	if !ok || s.check(i) != nil {
 		return Capability{}, false
 	}
 	return s.clone(i), true
 }
 
-// Has reports whether an entry with the identity exists, without copying.
+// check makes entry i's own check once (concurrent first reads may each
+// make it; the outcome is the same). A failure is logged once and
+// returned on every read.
+func (s *Snapshot) check(i int) error {
+	chk := s.checks[i]
+	st := chk.state.Load()
+	if st == sound {
+		return nil
+	}
+	c := s.caps[i]
+	var err error
+	if id, cerr := checkEntry(c.Entry, s.recs[i], nil); cerr != nil {
+		err = cerr
+	} else if id != c.Identity {
+		err = fmt.Errorf("version %d lists %q with identity %s, its record %s has identity %s", s.Info.Version, c.Name, c.Identity, s.recs[i], id)
+	}
+	if err == nil {
+		chk.state.Store(sound)
+		return nil
+	}
+	err = fmt.Errorf("%w: %v", ErrCorrupt, err) // not the validation error: the entry is corrupt, not invalid input
+	if chk.state.CompareAndSwap(unchecked, unsound) && s.log != nil {
+		s.log.Error("registry entry fails its check: not served; run groundgate registry verify",
+			slog.String("name", c.Name), slog.Uint64("version", s.Info.Version), slog.String("problem", err.Error()))
+	}
+	return err
+}
+
+// Has reports whether an entry with the identity exists, without copying
+// or checking it (what the gate admits, it reads by name).
 func (s *Snapshot) Has(id hashing.Digest) bool {
 	_, ok := s.byIdentity[id]
 	return ok

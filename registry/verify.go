@@ -178,7 +178,7 @@ func (v *verifier) checkRecords(ctx context.Context, recs *bolt.Bucket) error {
 	if err != nil {
 		return err
 	}
-	dec, err := decodeRecords(ctx, ds, raws)
+	dec, err := readRecords(ctx, ds, raws, true)
 	if err != nil {
 		return err
 	}

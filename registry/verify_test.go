@@ -444,7 +444,8 @@ func TestEveryVersionReadsBack(t *testing.T) {
 	}
 }
 
-// registryHashSorted is the pinned registry hash over sorted input.
+// registryHashSorted (over sorted input) and registryHash are the pinned
+// registry hash.
 func TestRegistryHashSorted(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for n := range 50 {
@@ -457,6 +458,9 @@ func TestRegistryHashSorted(t *testing.T) {
 		slices.Sort(ss)
 		if got, want := registryHashSorted(ss), hashing.RegistryHash(ds); got != want {
 			t.Fatalf("n=%d: %s, want %s", n, got, want)
+		}
+		if got, want := registryHash(ds), hashing.RegistryHash(ds); got != want {
+			t.Fatalf("registryHash, n=%d: %s, want %s", n, got, want)
 		}
 	}
 }

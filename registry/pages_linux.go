@@ -1,0 +1,49 @@
+//go:build linux
+
+package registry
+
+import (
+	"os"
+	"syscall"
+	"unsafe"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// pageMap is the part of bbolt's memory map a read transaction sees. An
+// open reads every record of the current version once through it; the
+// entries then live on the heap, and the record pages, which the kernel
+// keeps cached anyway, would otherwise count a second time in the
+// process's resident memory (a 100,000-entry registry: 100 MB). The map
+// is read-only and shared, so dropping pages from it loses nothing: the
+// next access faults them back in from the page cache.
+type pageMap struct{ lo, hi, page uintptr }
+
+func pageMapOf(tx *bolt.Tx) pageMap {
+	lo := tx.DB().Info().Data
+	return pageMap{lo: lo, hi: lo + uintptr(tx.Size()), page: uintptr(os.Getpagesize())}
+}
+
+// release drops the pages from the start of first to the end of last
+// (two slices of the map, first at the lower address) from the process.
+// Slices outside the map (a write transaction's copies) are left alone.
+func (m pageMap) release(first, last []byte) {
+	if len(first) == 0 || len(last) == 0 {
+		return
+	}
+	p := unsafe.Pointer(unsafe.SliceData(first))
+	a, z := uintptr(p), uintptr(unsafe.Pointer(unsafe.SliceData(last)))+uintptr(len(last))
+	if a < m.lo || z > m.hi || z <= a {
+		return
+	}
+	start, end := a&^(m.page-1), (z+m.page-1)&^(m.page-1)
+	if end > (m.hi+m.page-1)&^(m.page-1) {
+		return
+	}
+	// Advice only: an error changes nothing that was read.
+	_ = syscall.Madvise(unsafe.Slice((*byte)(unsafe.Add(p, -int(a-start))), end-start), syscall.MADV_DONTNEED)
+}
+
+// addressOf is where b starts: records read in address order are read in
+// file order, and released in runs.
+func addressOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
