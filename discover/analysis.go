@@ -130,6 +130,36 @@ func (a *textAnalyzer) pass(s string) []string {
 // words again gives the same words. Words that do not settle within
 // maxFoldRounds rounds are dropped.
 func (a *textAnalyzer) foldTokens(s string) []string {
+	if words, ok := plainFold(s); ok {
+		return words
+	}
+	return a.slowFoldTokens(s)
+}
+
+// plainFold folds text made only of ASCII letters, digits and white
+// space, most names, aliases and tags, without the analysis chain: NFKC
+// leaves it alone, UAX #29 breaks it exactly at the white space (letters
+// and digits run together into one word), no word can carry a possessive,
+// and lower case is the last step. ok is false for any other text.
+func plainFold(s string) (words []string, ok bool) {
+	lower := true
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == ' ', c == '\t', c == '\n', c == '\r':
+		case 'A' <= c && c <= 'Z':
+			lower = false
+		default:
+			return nil, false
+		}
+	}
+	if !lower {
+		s = strings.ToLower(s)
+	}
+	return strings.Fields(s), true
+}
+
+// slowFoldTokens is foldTokens through the analysis chain.
+func (a *textAnalyzer) slowFoldTokens(s string) []string {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
@@ -175,6 +205,11 @@ func plainWord(t string) bool {
 
 // stemWord returns the key of one folded word.
 func (a *textAnalyzer) stemWord(w string) string {
+	// The plural stemmer only lower-cases a word that does not end in
+	// "s" (or has fewer than three letters): a plain word is its own key.
+	if plainWord(w) && (len(w) < 3 || w[len(w)-1] != 's') {
+		return w
+	}
 	ts := a.stem.Filter(analysis.TokenStream{&analysis.Token{Term: []byte(w)}})
 	return string(ts[0].Term)
 }

@@ -68,7 +68,7 @@ func benchDiscover(b *testing.B, s *registry.Store) {
 	}
 	defer d.Close()
 	b.Logf("discover.New on %d entries: %v", len(s.Current().Capabilities()), time.Since(start))
-	if err := d.cur.waitText(ctx); err != nil {
+	if _, err := d.cur.text.wait(ctx); err != nil {
 		b.Fatal(err)
 	}
 	b.Logf("bleve text index ready after %v", time.Since(start))

@@ -41,6 +41,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/mapping"
 	bolt "go.etcd.io/bbolt"
 
@@ -79,6 +80,17 @@ type Options struct {
 	// MaxTerms bounds the terms of one query, given or extracted; zero
 	// means DefaultMaxTerms.
 	MaxTerms int
+	// TextIndexDir, when set, keeps the keyword tier's text index of the
+	// current registry version in this directory, so that a restart opens
+	// it instead of rebuilding it (what start-up on a large registry
+	// costs). It is rebuilt when missing or stale (see docs/discovery.md).
+	// Only the process holding the registry file's write lock may use a
+	// directory, and one Discoverer at a time.
+	TextIndexDir string
+	// LazyText defers making the text index until a keyword look-up needs
+	// it, for one-shot commands that usually never do. By default it is
+	// made in the background from the start, and Ready says when it is.
+	LazyText bool
 }
 
 // pastIndexes is how many indexes of past versions Rederive keeps.
@@ -95,6 +107,8 @@ type Discoverer struct {
 	opt Options
 	an  *textAnalyzer
 	im  mapping.IndexMapping
+
+	disk *textDir // nil unless Options.TextIndexDir is set
 
 	mu  sync.RWMutex // guards cur and its contents
 	cur *index
@@ -135,15 +149,51 @@ func New(ctx context.Context, src Source, db *bolt.DB, opt Options) (*Discoverer
 			return nil, fmt.Errorf("discover: create evidence bucket: %w", err)
 		}
 	}
+	if opt.TextIndexDir != "" {
+		if d.disk, err = newTextDir(opt.TextIndexDir, im, d.an, d.log); err != nil {
+			return nil, err
+		}
+	}
 	snap := src.Current()
-	d.cur, err = buildIndex(ctx, d.an, d.im, snap)
-	if err != nil {
+	if d.cur, err = d.buildCurrent(ctx, snap); err != nil {
 		return nil, err
 	}
 	d.log.LogAttrs(ctx, slog.LevelDebug, "discovery index built",
 		slog.Uint64("version", snap.Version()), slog.Int("entries", len(snap.Capabilities())))
 	return d, nil
 }
+
+// buildCurrent indexes snap as the current version: its text index is
+// kept on disk when the Discoverer has a directory for it, and made from
+// the start unless Options.LazyText.
+func (d *Discoverer) buildCurrent(ctx context.Context, snap *registry.Snapshot) (*index, error) {
+	x, err := buildIndex(ctx, d.an, snap, func(snap *registry.Snapshot) *textIndex {
+		if d.disk != nil {
+			return newTextIndex(func(ctx context.Context) (bleve.Index, string, error) {
+				return d.disk.open(ctx, snap)
+			}, !d.opt.LazyText)
+		}
+		return d.memoryText(snap, !d.opt.LazyText)
+	})
+	if err != nil {
+		return nil, err
+	}
+	x.disk = d.disk
+	return x, nil
+}
+
+// memoryText is a text index of snap held in memory.
+func (d *Discoverer) memoryText(snap *registry.Snapshot, eager bool) *textIndex {
+	caps := snap.Capabilities()
+	return newTextIndex(func(ctx context.Context) (bleve.Index, string, error) {
+		bl, err := buildText(ctx, d.im, d.an, "", caps)
+		return bl, "", err
+	}, eager)
+}
+
+// pastText makes the text index of a past version, on first need: a
+// Rederive whose terms the equality tiers settle never builds it.
+func (d *Discoverer) pastText(snap *registry.Snapshot) *textIndex { return d.memoryText(snap, false) }
 
 // Close releases the indexes. The database is not closed.
 func (d *Discoverer) Close() error {
@@ -237,12 +287,7 @@ func (d *Discoverer) Ready() error {
 	if d.cur == nil {
 		return errors.New("discover: discoverer is closed")
 	}
-	select {
-	case <-d.cur.ready:
-		return d.cur.textErr
-	default:
-		return ErrStarting
-	}
+	return d.cur.text.state()
 }
 
 // current returns the index of the current registry version, read-locked;
@@ -293,7 +338,7 @@ func (d *Discoverer) advance(ctx context.Context, snap *registry.Snapshot) error
 		}
 		d.log.LogAttrs(ctx, slog.LevelWarn, "discovery index update failed; rebuilding", slog.Any("error", err))
 	}
-	nx, err := buildIndex(ctx, d.an, d.im, snap)
+	nx, err := d.buildCurrent(ctx, snap)
 	if err != nil {
 		return err
 	}
@@ -310,7 +355,7 @@ func (d *Discoverer) rebuildAfterFailure(x *index) (*index, error) {
 	prev, err := d.src.Version(context.Background(), x.version())
 	if err == nil {
 		var nx *index
-		if nx, err = buildIndex(context.Background(), d.an, d.im, prev); err == nil {
+		if nx, err = d.buildCurrent(context.Background(), prev); err == nil {
 			x.close()
 			return nx, nil
 		}
@@ -363,7 +408,7 @@ func (d *Discoverer) rederive(ctx context.Context, fs []folded, version uint64) 
 	}
 	x.use.RLock()
 	defer x.use.RUnlock()
-	if x.bl == nil {
+	if x.closed {
 		return Result{}, errIndexClosed
 	}
 	return x.match(ctx, fs)
@@ -385,7 +430,7 @@ func (d *Discoverer) pastIndex(ctx context.Context, n uint64) (*index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("discover: registry version %d: %w", n, err)
 	}
-	x, err := buildIndex(ctx, d.an, d.im, snap)
+	x, err := buildIndex(ctx, d.an, snap, d.pastText)
 	if err != nil {
 		return nil, err
 	}

@@ -71,10 +71,10 @@ var fillerWords = strings.Fields(`
 // A Vocabulary is immutable once built and safe for concurrent use.
 type Vocabulary struct {
 	an      *textAnalyzer
-	phrases map[string]bool // keys of phrases, words joined by " "
-	maxLen  int             // longest phrase, in words
-	cues    map[string]bool // keys of inversion cues
-	filler  map[string]bool // keys of filler words
+	phrases map[string]int32 // keys of phrases, words joined by " " → references (entries, cues)
+	maxLen  int              // longest phrase, in words
+	cues    map[string]bool  // keys of inversion cues
+	filler  map[string]bool  // keys of filler words
 }
 
 // NewVocabulary builds a vocabulary of the given phrases (names, aliases,
@@ -84,7 +84,12 @@ func NewVocabulary(phrases ...string) *Vocabulary {
 }
 
 func newVocabulary(an *textAnalyzer, phrases []string) *Vocabulary {
-	v := &Vocabulary{an: an, phrases: make(map[string]bool, len(phrases)+len(inversionCues))}
+	return sizedVocabulary(an, phrases, len(phrases))
+}
+
+// sizedVocabulary is newVocabulary with room for size phrases.
+func sizedVocabulary(an *textAnalyzer, phrases []string, size int) *Vocabulary {
+	v := &Vocabulary{an: an, phrases: make(map[string]int32, size+len(inversionCues))}
 	v.cues, v.filler = cueKeys(an), fillerKeys(an)
 	for _, p := range phrases {
 		v.add(p)
@@ -123,8 +128,20 @@ func (v *Vocabulary) addKey(key string) {
 		return
 	}
 	if n := strings.Count(key, " ") + 1; n <= MaxPhraseWords {
-		v.phrases[key] = true
+		v.phrases[key]++
 		v.maxLen = max(v.maxLen, n)
+	}
+}
+
+// removeKey drops one reference to key added by addKey; the phrase goes
+// when nothing refers to it any more (an inversion cue always does).
+func (v *Vocabulary) removeKey(key string) {
+	if n, ok := v.phrases[key]; ok {
+		if n <= 1 {
+			delete(v.phrases, key)
+		} else {
+			v.phrases[key] = n - 1
+		}
 	}
 }
 
@@ -220,7 +237,7 @@ func extractTerms(prompt string, vocab *Vocabulary, maxBytes, maxTerms int) ([]s
 				b.WriteByte(' ')
 			}
 			b.WriteString(keys[i+n-1])
-			if !vocab.phrases[b.String()] {
+			if vocab.phrases[b.String()] == 0 {
 				continue
 			}
 			if n == 1 && vocab.dropWord(words[i], keys[i]) {

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/index/scorch"
-	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search/query"
 
 	"github.com/groundgate/groundgate/hashing"
@@ -68,7 +68,6 @@ type entryInfo struct {
 	defKeys  []string // keys of the name read as words and of the description head
 	aliases  []string // keys
 	tags     []string // keys
-	phrases  []string // keys added to the vocabulary
 
 	// Inversion (families only): the canonical expression, the expressions
 	// obtained by removing one (neg …), and a digest of the other layers
@@ -94,29 +93,27 @@ type index struct {
 	tag     map[string][]string
 	defined map[string][]string // name-as-words or description head → sorted names
 	vocab   *Vocabulary
-	phrases map[string]int // reference counts behind vocab.phrases
 
 	exprs   map[string][]string // canonical expr → family names
 	unwraps map[string][]string // unwrapped expr → family names
 
 	updates int // incremental updates since the last build
 
-	// The bleve index is filled in the background: ready is closed when
-	// that is done, textErr then says whether it failed, stop cancels it.
-	ready   chan struct{}
-	textErr error
-	stop    context.CancelFunc
+	text *textIndex // the keyword tier's bleve index
+	disk *textDir   // where text lives when it is kept on disk, else nil
 
-	// use guards closing a cached index while a Rederive reads it.
-	use sync.RWMutex
+	// use guards closing a cached index while a Rederive reads it; closed
+	// says it was.
+	use    sync.RWMutex
+	closed bool
 }
 
-// buildIndex indexes every entry of snap. The maps of the equality tiers,
-// the vocabulary and the inversion rule are built before it returns; the
-// bleve index, which only the keyword tier's look-ups inside texts need,
-// is built in the background (see waitText), so that starting on a large
-// registry is not held up by it.
-func buildIndex(ctx context.Context, an *textAnalyzer, im mapping.IndexMapping, snap *registry.Snapshot) (*index, error) {
+// buildIndex indexes every entry of snap in the maps of the equality
+// tiers, the vocabulary and the inversion rule before it returns. The
+// bleve index the keyword tier's look-ups inside texts need is made by
+// text, apart (see textIndex), so that starting on a large registry is not
+// held up by it.
+func buildIndex(ctx context.Context, an *textAnalyzer, snap *registry.Snapshot, text func(*registry.Snapshot) *textIndex) (*index, error) {
 	caps := snap.Capabilities()
 	x := &index{
 		an:      an,
@@ -124,91 +121,79 @@ func buildIndex(ctx context.Context, an *textAnalyzer, im mapping.IndexMapping, 
 		entries: make(map[string]*entryInfo, len(caps)),
 		exact:   make(map[string][]string, len(caps)),
 		alias:   make(map[string][]string, len(caps)),
-		tag:     make(map[string][]string, len(caps)/4),
+		tag:     make(map[string][]string, len(caps)),
 		defined: make(map[string][]string, 2*len(caps)),
-		vocab:   newVocabulary(an, nil),
-		phrases: make(map[string]int, 3*len(caps)),
+		vocab:   sizedVocabulary(an, nil, 4*len(caps)),
 		exprs:   map[string][]string{},
 		unwraps: map[string][]string{},
-		ready:   make(chan struct{}),
 	}
-	for i := range caps {
-		if i%256 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		info, err := x.describe(caps[i])
-		if err != nil {
-			return nil, err
-		}
+	infos, err := describeAll(ctx, x, caps)
+	if err != nil {
+		return nil, err
+	}
+	for _, info := range infos {
 		x.add(info)
 	}
-	bl, err := bleve.NewUsing("", im, scorch.Name, scorch.Name, nil)
-	if err != nil {
-		return nil, fmt.Errorf("discover: create index: %w", err)
-	}
-	x.bl = bl
-	bctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	x.stop = cancel
-	go func() {
-		defer close(x.ready)
-		x.textErr = x.indexTexts(bctx, caps)
-	}()
+	x.text = text(snap)
 	return x, nil
 }
 
-// indexTexts adds every entry that is not deprecated to the bleve index.
-func (x *index) indexTexts(ctx context.Context, caps []registry.Capability) error {
-	batch := x.bl.NewBatch()
-	for i := range caps {
-		if i%256 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
+// describeAll describes every entry of caps, on every core: folding the
+// texts is most of what indexing 100,000 entries costs, and describe only
+// reads. Adding to the maps stays sequential, in order.
+func describeAll(ctx context.Context, x *index, caps []registry.Capability) ([]*entryInfo, error) {
+	infos := make([]*entryInfo, len(caps))
+	workers := min(runtime.GOMAXPROCS(0), max(len(caps)/512, 1))
+	const chunk = 256
+	var (
+		next     atomic.Int64
+		wg       sync.WaitGroup
+		errMu    sync.Mutex
+		first    error
+		firstIdx = len(caps)
+	)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				lo := int(next.Add(chunk)) - chunk
+				if lo >= len(caps) || ctx.Err() != nil {
+					return
+				}
+				for i := lo; i < min(lo+chunk, len(caps)); i++ {
+					info, err := x.describe(caps[i])
+					if err != nil { // the first entry in order that fails is reported
+						errMu.Lock()
+						if i < firstIdx {
+							first, firstIdx = err, i
+						}
+						errMu.Unlock()
+						return
+					}
+					infos[i] = info
+				}
 			}
-		}
-		if caps[i].Disc.Deprecated {
-			continue
-		}
-		if err := batch.Index(caps[i].Name, x.document(caps[i])); err != nil {
-			return fmt.Errorf("discover: index %q: %w", caps[i].Name, err)
-		}
-		if batch.Size() >= batchSize {
-			if err := x.bl.Batch(batch); err != nil {
-				return fmt.Errorf("discover: index batch: %w", err)
-			}
-			batch = x.bl.NewBatch()
-		}
+		}()
 	}
-	if batch.Size() > 0 {
-		if err := x.bl.Batch(batch); err != nil {
-			return fmt.Errorf("discover: index batch: %w", err)
-		}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
-	return nil
-}
-
-// waitText waits until the bleve index holds every entry of the index's
-// version, and reports whether building it failed.
-func (x *index) waitText(ctx context.Context) error {
-	select {
-	case <-x.ready:
-		return x.textErr
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return infos, first
 }
 
 func (x *index) close() {
 	x.use.Lock()
 	defer x.use.Unlock()
-	if x.bl == nil {
+	if x.closed {
 		return
 	}
-	x.stop()
-	<-x.ready
-	x.bl.Close()
-	x.bl = nil
+	x.closed = true
+	x.text.close()
+	if x.disk != nil && x.text.dir != "" {
+		x.disk.release(x.text.dir)
+	}
 }
 
 // version returns the registry version the index reflects.
@@ -217,16 +202,25 @@ func (x *index) version() uint64 { return x.snap.Version() }
 // canUpdateTo reports whether next can be reached by re-indexing the names
 // its version changed.
 func (x *index) canUpdateTo(next *registry.Snapshot) bool {
-	return next.Info.Parent == x.version() && next.Version() > x.version() && x.updates < compactAfter
+	// An index on disk needs no compaction: scorch merges its segments.
+	return next.Info.Parent == x.version() && next.Version() > x.version() && (x.updates < compactAfter || x.disk != nil)
 }
 
 // update re-indexes the names next's version changed. On error the index
 // is in an unknown state and must be discarded.
 func (x *index) update(ctx context.Context, next *registry.Snapshot) error {
-	if err := x.waitText(ctx); err != nil {
+	bl, err := x.text.wait(ctx)
+	if err != nil {
 		return err
 	}
-	batch := x.bl.NewBatch()
+	if x.text.dir != "" {
+		// The index on disk no longer holds the stamped version from here
+		// on: a crash before the new stamp means a rebuild at next start.
+		if err := x.disk.unstamp(); err != nil {
+			return err
+		}
+	}
+	batch := bl.NewBatch()
 	for _, name := range next.Info.Change.Names {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -245,16 +239,19 @@ func (x *index) update(ctx context.Context, next *registry.Snapshot) error {
 		}
 		x.add(info)
 		if !info.deprecated {
-			if err := batch.Index(name, x.document(c)); err != nil {
+			if err := batch.Index(name, textDocument(x.an, c)); err != nil {
 				return fmt.Errorf("discover: index %q: %w", name, err)
 			}
 		}
 	}
-	if err := x.bl.Batch(batch); err != nil {
+	if err := bl.Batch(batch); err != nil {
 		return fmt.Errorf("discover: index batch: %w", err)
 	}
 	x.snap = next
 	x.updates++
+	if x.text.dir != "" {
+		x.disk.restamp(ctx, next, x.text.dir)
+	}
 	return nil
 }
 
@@ -271,18 +268,15 @@ func (x *index) describe(c registry.Capability) (*entryInfo, error) {
 	}
 	nameF := an.foldTerm(c.Name)
 	info.exactKey = nameF.key()
-	info.phrases = append(info.phrases, info.exactKey)
 	if !info.deprecated {
 		for _, a := range c.Disc.Aliases {
 			if k := an.foldTerm(a).key(); k != "" {
 				info.aliases = appendUnique(info.aliases, k)
-				info.phrases = append(info.phrases, k)
 			}
 		}
 		for _, t := range c.Disc.Tags {
 			if k := an.foldTerm(t).key(); k != "" {
 				info.tags = appendUnique(info.tags, k)
-				info.phrases = append(info.phrases, k)
 			}
 		}
 	}
@@ -304,16 +298,14 @@ func (x *index) describe(c registry.Capability) (*entryInfo, error) {
 	for _, f := range []folded{parts, head} {
 		if k := f.key(); k != "" {
 			info.defKeys = appendUnique(info.defKeys, k)
-			info.phrases = append(info.phrases, k)
 		}
 	}
 	return info, nil
 }
 
-// document is c's bleve document: its folded name (as words), description
-// head and description.
-func (x *index) document(c registry.Capability) map[string]any {
-	an := x.an
+// textDocument is c's bleve document: its folded name (as words),
+// description head and description.
+func textDocument(an *textAnalyzer, c registry.Capability) map[string]any {
 	return map[string]any{
 		fieldName: an.foldText(strings.ReplaceAll(c.Name, "_", " ")),
 		fieldHead: strings.Join(firstN(an.foldTokens(descriptionHead(c.Disc.Description)), headMaxWords), " "),
@@ -377,14 +369,22 @@ func (x *index) add(e *entryInfo) {
 	for _, k := range e.defKeys {
 		x.defined[k] = insertSorted(x.defined[k], e.name)
 	}
-	for _, p := range e.phrases {
-		x.phrases[p]++
-		x.vocab.addKey(p)
-	}
+	e.eachPhrase(x.vocab.addKey)
 	if e.expr != "" {
 		x.exprs[e.expr] = insertSorted(x.exprs[e.expr], e.name)
 		for _, u := range e.unwraps {
 			x.unwraps[u] = insertSorted(x.unwraps[u], e.name)
+		}
+	}
+}
+
+// eachPhrase calls f with every key e adds to the vocabulary, as often as
+// e holds it: the same calls undo what add did in remove.
+func (e *entryInfo) eachPhrase(f func(string)) {
+	f(e.exactKey)
+	for _, ks := range [][]string{e.aliases, e.tags, e.defKeys} {
+		for _, k := range ks {
+			f(k)
 		}
 	}
 }
@@ -401,14 +401,7 @@ func (x *index) remove(e *entryInfo) {
 	for _, k := range e.defKeys {
 		removeFrom(x.defined, k, e.name)
 	}
-	for _, p := range e.phrases {
-		if x.phrases[p]--; x.phrases[p] <= 0 {
-			delete(x.phrases, p)
-			if !x.vocab.cues[p] {
-				delete(x.vocab.phrases, p)
-			}
-		}
-	}
+	e.eachPhrase(x.vocab.removeKey)
 	if e.expr != "" {
 		removeFrom(x.exprs, e.expr, e.name)
 		for _, u := range e.unwraps {
@@ -462,10 +455,11 @@ func (x *index) keyword(ctx context.Context, t folded) ([]string, error) {
 	if len(t.keys) < keywordMinWords {
 		return nil, nil
 	}
-	if err := x.waitText(ctx); err != nil {
+	bl, err := x.text.wait(ctx)
+	if err != nil {
 		return nil, err
 	}
-	lead, total, err := x.search(ctx, query.NewDisjunctionQuery([]query.Query{
+	lead, total, err := searchText(ctx, bl, query.NewDisjunctionQuery([]query.Query{
 		phraseQuery(t.keys, fieldName), phraseQuery(t.keys, fieldHead),
 	}), keywordLeadMax)
 	if err != nil || total > keywordLeadMax {
@@ -474,7 +468,7 @@ func (x *index) keyword(ctx context.Context, t folded) ([]string, error) {
 	if total > 0 {
 		return lead, nil
 	}
-	body, total, err := x.search(ctx, phraseQuery(t.keys, fieldDesc), keywordBodyMax)
+	body, total, err := searchText(ctx, bl, phraseQuery(t.keys, fieldDesc), keywordBodyMax)
 	if err != nil || total > keywordBodyMax {
 		return nil, err
 	}
@@ -496,13 +490,13 @@ func phraseQuery(keys []string, field string) query.Query {
 	return query.NewPhraseQuery(pairs, field)
 }
 
-// search returns the ids of up to limit hits, sorted, and the total
+// searchText returns the ids of up to limit hits, sorted, and the total
 // number of hits. Which hits come back when there are more than limit is
 // up to bleve; callers only use them when total <= limit.
-func (x *index) search(ctx context.Context, q query.Query, limit int) ([]string, uint64, error) {
+func searchText(ctx context.Context, bl bleve.Index, q query.Query, limit int) ([]string, uint64, error) {
 	req := bleve.NewSearchRequestOptions(q, limit+1, 0, false)
 	req.Score = "none"
-	res, err := x.bl.SearchInContext(ctx, req)
+	res, err := bl.SearchInContext(ctx, req)
 	if err != nil {
 		return nil, 0, fmt.Errorf("discover: keyword search: %w", err)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"testing"
+
+	"github.com/blevesearch/bleve/v2"
 )
 
 // Ready follows the text index of the current version without waiting
@@ -13,25 +15,30 @@ func TestReady(t *testing.T) {
 	s, _ := mustOpenStore(t)
 	d := mustNew(t, s)
 	x := d.cur
-	if err := x.waitText(context.Background()); err != nil {
+	if _, err := x.text.wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Ready(); err != nil {
 		t.Fatalf("built: %v", err)
 	}
 
-	// The same index as it was before its text index was built, and as
-	// it is when building it failed.
-	building := &index{ready: make(chan struct{})}
+	// An index whose text index is being built, then fails to build.
+	failed := errors.New("disk full")
+	release := make(chan struct{})
+	building := &index{text: newTextIndex(func(context.Context) (bleve.Index, string, error) {
+		<-release
+		return nil, "", failed
+	}, false)}
 	d.mu.Lock()
 	d.cur = building
 	d.mu.Unlock()
 	if err := d.Ready(); !errors.Is(err, ErrStarting) {
 		t.Fatalf("building: %v, want ErrStarting", err)
 	}
-	failed := errors.New("disk full")
-	building.textErr = failed
-	close(building.ready)
+	close(release)
+	if _, err := building.text.wait(context.Background()); !errors.Is(err, failed) {
+		t.Fatalf("wait: %v", err)
+	}
 	if err := d.Ready(); !errors.Is(err, failed) {
 		t.Fatalf("failed build: %v", err)
 	}

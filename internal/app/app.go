@@ -113,6 +113,9 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 			if rerr := os.Remove(cfg.DB); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
 				err = errors.Join(err, fmt.Errorf("remove the new database: %w", rerr))
 			}
+			if rerr := os.RemoveAll(discover.DefaultTextIndexDir(cfg.DB)); rerr != nil {
+				err = errors.Join(err, fmt.Errorf("remove the new text index: %w", rerr))
+			}
 		}
 	}()
 	if m.ln, err = net.Listen("tcp", cfg.Addr); err != nil {
@@ -148,10 +151,14 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	if err := SeedBuiltin(ctx, m.Store); err != nil {
 		return nil, err
 	}
-	m.Disc, err = discover.New(ctx, m.Store, m.Store.DB(), discover.Options{Logger: cfg.Logger})
+	m.Disc, err = discover.New(ctx, m.Store, m.Store.DB(), discover.Options{Logger: cfg.Logger, TextIndexDir: discover.DefaultTextIndexDir(cfg.DB)})
 	if err != nil {
 		return nil, err
 	}
+	// Reading the registry and indexing it leave garbage as large as what
+	// they keep (hundreds of MB at 100,000 entries): hand it back now, or
+	// the process holds it until the runtime's periodic scavenging.
+	debug.FreeOSMemory()
 	xopt := cfg.Exec
 	xopt.Logger = cfg.Logger
 	if m.Exec, err = NewExecutor(m.Store, m.data, xopt); err != nil {
@@ -447,7 +454,9 @@ func openEngines(ctx context.Context, db string, data *DataRoot) (_ *Engines, er
 	if e.Store, err = OpenRegistry(ctx, db, OpenWrite); err != nil {
 		return nil, err
 	}
-	if e.Disc, err = discover.New(ctx, e.Store, e.Store.DB(), discover.Options{}); err != nil {
+	// One-shot commands rarely need the keyword tier's text index: it is
+	// made (or opened) only when a look-up needs it.
+	if e.Disc, err = discover.New(ctx, e.Store, e.Store.DB(), discover.Options{LazyText: true, TextIndexDir: discover.DefaultTextIndexDir(db)}); err != nil {
 		return nil, err
 	}
 	if e.Exec, err = NewExecutor(e.Store, e.data, execution.Options{}); err != nil {

@@ -1,0 +1,141 @@
+package discover
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/mapping"
+
+	"github.com/groundgate/groundgate/registry"
+)
+
+// textIndex is the keyword tier's bleve index of one registry version.
+// Only look-ups of terms of two or more words inside names and
+// descriptions read it, so it is made apart from the equality tiers' maps:
+// at most once, in the background, either as soon as the version is
+// indexed (a server, so that it is ready before a request needs it) or on
+// the first look-up that needs it (one-shot commands, which usually never
+// do). Made means built from the snapshot, or opened from a textDir when
+// one holds it.
+type textIndex struct {
+	build func(ctx context.Context) (bleve.Index, string, error)
+	ctx   context.Context
+	stop  context.CancelFunc
+	once  sync.Once
+	ready chan struct{} // closed when bl, dir and err are set
+
+	bl  bleve.Index
+	dir string // the textDir subdirectory holding bl; "" in memory
+	err error
+}
+
+// newTextIndex returns the text index build makes (returning the index,
+// the textDir subdirectory it lives in or "", or an error); eager starts
+// making it now.
+func newTextIndex(build func(context.Context) (bleve.Index, string, error), eager bool) *textIndex {
+	// Detached from any request: a build outlives the request that started
+	// it, and only close stops it.
+	ctx, stop := context.WithCancel(context.Background())
+	t := &textIndex{build: build, ctx: ctx, stop: stop, ready: make(chan struct{})}
+	if eager {
+		t.start()
+	}
+	return t
+}
+
+func (t *textIndex) start() {
+	t.once.Do(func() {
+		go func() {
+			defer close(t.ready)
+			t.bl, t.dir, t.err = t.build(t.ctx)
+		}()
+	})
+}
+
+// wait returns the bleve index, making it first if nobody has asked yet.
+func (t *textIndex) wait(ctx context.Context) (bleve.Index, error) {
+	t.start()
+	select {
+	case <-t.ready:
+		return t.bl, t.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// state reports, without waiting, nil once the index is made, ErrStarting
+// while it is being made (starting it if it was not), or why it failed.
+func (t *textIndex) state() error {
+	t.start()
+	select {
+	case <-t.ready:
+		return t.err
+	default:
+		return ErrStarting
+	}
+}
+
+// close stops a build in progress, waits for it and closes the index.
+func (t *textIndex) close() {
+	t.stop()
+	t.once.Do(func() { // never started: nothing to wait for
+		t.err = errIndexClosed
+		close(t.ready)
+	})
+	<-t.ready
+	if t.bl != nil {
+		t.bl.Close()
+		t.bl = nil
+	}
+	if t.err == nil {
+		t.err = errIndexClosed
+	}
+}
+
+// buildText makes a bleve index of every entry of caps that is not
+// deprecated, at path ("" keeps it in memory).
+func buildText(ctx context.Context, im mapping.IndexMapping, an *textAnalyzer, path string, caps []registry.Capability) (bleve.Index, error) {
+	bl, err := bleve.NewUsing(path, im, scorch.Name, scorch.Name, nil)
+	if err != nil {
+		return nil, fmt.Errorf("discover: create text index: %w", err)
+	}
+	if err := fillText(ctx, bl, an, caps); err != nil {
+		return nil, errors.Join(err, bl.Close())
+	}
+	return bl, nil
+}
+
+// fillText adds every entry of caps that is not deprecated to bl, in
+// batches of batchSize.
+func fillText(ctx context.Context, bl bleve.Index, an *textAnalyzer, caps []registry.Capability) error {
+	batch := bl.NewBatch()
+	for i := range caps {
+		if i%256 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if caps[i].Disc.Deprecated {
+			continue
+		}
+		if err := batch.Index(caps[i].Name, textDocument(an, caps[i])); err != nil {
+			return fmt.Errorf("discover: index %q: %w", caps[i].Name, err)
+		}
+		if batch.Size() >= batchSize {
+			if err := bl.Batch(batch); err != nil {
+				return fmt.Errorf("discover: index batch: %w", err)
+			}
+			batch = bl.NewBatch()
+		}
+	}
+	if batch.Size() > 0 {
+		if err := bl.Batch(batch); err != nil {
+			return fmt.Errorf("discover: index batch: %w", err)
+		}
+	}
+	return nil
+}
