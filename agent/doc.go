@@ -30,10 +30,11 @@
 // A Proposer turns a prompt and its options into a Proposal. Two exist:
 //
 // OpenAIProposer posts to any OpenAI-compatible {base}/chat/completions
-// (model, messages, temperature, response_format json_object, dropped if
-// the endpoint refuses it). Messages shows the exact chat. Both pipelines
-// may abstain; this is looser than a strictly enum-constrained decoder and
-// can only lower the assertion-only pipeline's unwarranted executions.
+// through package llm (model, messages, temperature, response_format
+// json_object, dropped if the endpoint refuses it). Messages shows the
+// exact chat. Both pipelines may abstain; this is looser than a strictly
+// enum-constrained decoder and can only lower the assertion-only
+// pipeline's unwarranted executions.
 //
 // ScriptedProposer is a deterministic stand-in, labelled ScriptedLabel
 // ("scripted (deterministic, not an LLM)") in every output. Its rules:

@@ -12,9 +12,10 @@ var (
 	ErrNoExecutor = errors.New("the server has no executor (POST /v1/executions is not served)")
 
 	// ErrProposer is returned by a Proposer that could not get any answer
-	// at all (the endpoint is unreachable, refuses the key, keeps failing).
-	// An answer that cannot be parsed is not an error: it is a Proposal
-	// with Malformed set, classified F1.
+	// at all (the endpoint is unreachable, refuses the key, keeps failing:
+	// OpenAIProposer wraps llm.ErrFailed in it). An answer that cannot be
+	// parsed is not an error: it is a Proposal with Malformed set,
+	// classified F1.
 	ErrProposer = errors.New("proposer failed")
 
 	// ErrPrompts is returned by LoadPrompts for a prompt file that does not

@@ -4,64 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/groundgate/groundgate/agent/llm"
+	"github.com/groundgate/groundgate/agent/llm/llmtest"
 )
 
-// fakeLLM imitates an OpenAI-compatible chat-completions endpoint on
-// loopback. answer decides each reply from the decoded request.
-type fakeLLM struct {
-	mu       sync.Mutex
-	requests []map[string]any
-	auth     []string
-	answer   func(n int, req map[string]any) (int, string)
-}
-
-func (f *fakeLLM) start(t *testing.T) *httptest.Server {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.URL.Path != "/v1/chat/completions" {
-			http.Error(w, "not found", http.StatusNotFound)
-			return
-		}
-		var req map[string]any
-		b, _ := io.ReadAll(r.Body)
-		if err := json.Unmarshal(b, &req); err != nil {
-			http.Error(w, "bad json", http.StatusBadRequest)
-			return
-		}
-		f.mu.Lock()
-		f.requests = append(f.requests, req)
-		f.auth = append(f.auth, r.Header.Get("Authorization"))
-		n := len(f.requests)
-		f.mu.Unlock()
-		status, body := f.answer(n, req)
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		io.WriteString(w, body)
-	}))
-	t.Cleanup(srv.Close)
-	return srv
-}
-
-// completion wraps content as a chat-completions answer.
-func completion(content string) string {
-	b, _ := json.Marshal(map[string]any{
-		"id": "chatcmpl-test", "object": "chat.completion",
-		"choices": []any{map[string]any{"index": 0, "finish_reason": "stop",
-			"message": map[string]any{"role": "assistant", "content": content}}},
-	})
-	return string(b)
-}
-
-func newTestOpenAI(t *testing.T, base string) *OpenAIProposer {
+func newTestOpenAI(t *testing.T, s *llmtest.Server) *OpenAIProposer {
 	t.Helper()
-	o, err := NewOpenAIProposer(OpenAIConfig{BaseURL: base + "/v1", Model: "test-model", APIKey: "k-123",
-		Temperature: 0.7, Backoff: time.Millisecond})
+	o, err := NewOpenAIProposer(llm.Config{BaseURL: s.BaseURL, Model: "test-model", APIKey: "k-123",
+		Temperature: 0.7, Backoff: time.Millisecond, MaxAttempts: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,11 +24,10 @@ func newTestOpenAI(t *testing.T, base string) *OpenAIProposer {
 
 func TestOpenAIProposer(t *testing.T) {
 	cat := builtinCatalog(t)
-	f := &fakeLLM{answer: func(int, map[string]any) (int, string) {
-		return 200, completion(`{"family": "MOM_WZS", "metric": "SRP", "params": {"window": [25, 50]}, "data": "oil-spot/wti-daily.csv", "rationale": "momentum, ranked by Sharpe"}`)
-	}}
-	srv := f.start(t)
-	o := newTestOpenAI(t, srv.URL)
+	f := llmtest.Start(t, func(int, map[string]any) (int, string) {
+		return 200, llmtest.Completion(`{"family": "MOM_WZS", "metric": "SRP", "params": {"window": [25, 50]}, "data": "oil-spot/wti-daily.csv", "rationale": "momentum, ranked by Sharpe"}`)
+	})
+	o := newTestOpenAI(t, f)
 	in := Input{Prompt: "Momentum on WTI by Sharpe", Data: "oil-spot/wti-daily.csv", Scope: ScopeDiscovered,
 		Families: cat.Select(KindFamily, []string{"MOM_WZS"}), Metrics: cat.Select(KindMetric, []string{"SRP"})}
 	p, err := o.Propose(context.Background(), in)
@@ -90,15 +43,9 @@ func TestOpenAIProposer(t *testing.T) {
 	if !strings.Contains(p.Proposer, "test-model") || strings.Contains(p.Proposer, "k-123") || p.Raw == "" {
 		t.Errorf("label %q raw %q", p.Proposer, p.Raw)
 	}
-	req := f.requests[0]
+	req := f.Requests()[0]
 	if req["model"] != "test-model" || req["temperature"] != 0.7 {
 		t.Errorf("request %v", req)
-	}
-	if rf, _ := req["response_format"].(map[string]any); rf["type"] != "json_object" {
-		t.Errorf("response_format %v", req["response_format"])
-	}
-	if f.auth[0] != "Bearer k-123" {
-		t.Errorf("Authorization %q", f.auth[0])
 	}
 	msgs, _ := req["messages"].([]any)
 	if len(msgs) != 2 {
@@ -115,68 +62,24 @@ func TestOpenAIProposer(t *testing.T) {
 	}
 }
 
-func TestOpenAIFallsBackWithoutJSONMode(t *testing.T) {
-	f := &fakeLLM{answer: func(n int, req map[string]any) (int, string) {
-		if _, ok := req["response_format"]; ok {
-			return 400, `{"error": {"message": "response_format is not supported by this model"}}`
-		}
-		return 200, completion("```json\n{\"abstain\": true, \"reason\": \"no family fits\"}\n```")
-	}}
-	srv := f.start(t)
-	o := newTestOpenAI(t, srv.URL)
-	for i := 0; i < 2; i++ {
-		p, err := o.Propose(context.Background(), Input{Prompt: "trend following", Scope: ScopeAll})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !p.Abstain || p.Rationale != "no family fits" {
-			t.Fatalf("proposal %+v", p)
-		}
-	}
-	// One refused JSON-mode call, then two plain ones: the fallback sticks.
-	if len(f.requests) != 3 {
-		t.Errorf("%d requests, want 3", len(f.requests))
-	}
-}
-
-func TestOpenAIRetriesThenFails(t *testing.T) {
-	f := &fakeLLM{answer: func(n int, _ map[string]any) (int, string) {
-		if n == 1 {
-			return 429, `{"error": "slow down"}`
-		}
-		return 200, completion(`not json at all`)
-	}}
-	srv := f.start(t)
-	o := newTestOpenAI(t, srv.URL)
-	p, err := o.Propose(context.Background(), Input{Prompt: "x", Scope: ScopeAll})
+// TestOpenAIProposerAnswers: an answer that is no proposal is a
+// malformed proposal (F1) carrying the raw answer; no answer at all is an
+// error that aborts the run.
+func TestOpenAIProposerAnswers(t *testing.T) {
+	f := llmtest.Start(t, func(int, map[string]any) (int, string) {
+		return 200, llmtest.Completion("not json at all")
+	})
+	p, err := newTestOpenAI(t, f).Propose(context.Background(), Input{Prompt: "x", Scope: ScopeAll})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Malformed == "" || p.Raw != "not json at all" {
-		t.Errorf("want a malformed proposal, got %+v", p)
+	if p.Malformed == "" || p.Raw != "not json at all" || !strings.Contains(p.Proposer, "test-model") {
+		t.Errorf("want a malformed, labelled proposal, got %+v", p)
 	}
 
-	unauth := &fakeLLM{answer: func(int, map[string]any) (int, string) { return 401, `{"error": "bad key"}` }}
-	o = newTestOpenAI(t, unauth.start(t).URL)
-	if _, err := o.Propose(context.Background(), Input{Prompt: "x"}); !errors.Is(err, ErrProposer) {
-		t.Errorf("401: err %v, want ErrProposer", err)
-	}
-	down := &fakeLLM{answer: func(int, map[string]any) (int, string) { return 503, `{}` }}
-	o = newTestOpenAI(t, down.start(t).URL)
-	if _, err := o.Propose(context.Background(), Input{Prompt: "x"}); !errors.Is(err, ErrProposer) || len(down.requests) != 3 {
-		t.Errorf("503: err %v after %d requests, want ErrProposer after 3", err, len(down.requests))
-	}
-}
-
-func TestNewOpenAIProposerChecksConfig(t *testing.T) {
-	for _, cfg := range []OpenAIConfig{
-		{BaseURL: "", Model: "m"},
-		{BaseURL: "ftp://x", Model: "m"},
-		{BaseURL: "http://127.0.0.1:1/v1", Model: ""},
-	} {
-		if _, err := NewOpenAIProposer(cfg); err == nil {
-			t.Errorf("%+v: no error", cfg)
-		}
+	unauth := llmtest.Start(t, func(int, map[string]any) (int, string) { return 401, `{"error": "bad key"}` })
+	if _, err := newTestOpenAI(t, unauth).Propose(context.Background(), Input{Prompt: "x"}); !errors.Is(err, ErrProposer) || !errors.Is(err, llm.ErrFailed) {
+		t.Errorf("401: err %v, want ErrProposer and llm.ErrFailed", err)
 	}
 }
 

@@ -16,7 +16,7 @@ import (
 )
 
 // Paraphraser writes more phrasings of a capability than the grammar
-// knows (an LLM: agent.OpenAIParaphraser). Optional and off by default: a
+// knows (an LLM: llm.Paraphraser, agent/llm). Optional and off by default: a
 // run with one is no longer reproducible from its seed alone.
 type Paraphraser interface {
 	Paraphrase(ctx context.Context, name, kind, description string, known []string) ([]string, error)

@@ -38,6 +38,7 @@ import (
 	"syscall"
 
 	"github.com/groundgate/groundgate/agent"
+	"github.com/groundgate/groundgate/agent/llm"
 	"github.com/groundgate/groundgate/internal/app"
 )
 
@@ -67,7 +68,7 @@ type Config struct {
 	Reps        int
 	Out         string
 	Proposer    string // auto, scripted, llm
-	LLM         agent.OpenAIConfig
+	LLM         llm.Config
 	Progress    io.Writer // one line per trial; nil for none
 	Quiet       bool
 	HTTP        *http.Client
@@ -89,10 +90,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 	fs.IntVar(&cfg.Reps, "reps", 3, "repetitions per prompt and pipeline")
 	fs.StringVar(&cfg.Out, "out", filepath.Join("reproducibility", "results"), "output `dir`")
 	fs.StringVar(&cfg.Proposer, "proposer", "auto", "auto (an LLM when base URL and model are set, else scripted), scripted or llm")
-	fs.StringVar(&cfg.LLM.BaseURL, "llm-base-url", getenv(agent.EnvLLMBaseURL), "OpenAI-compatible API base `URL` (env "+agent.EnvLLMBaseURL+")")
-	fs.StringVar(&cfg.LLM.Model, "llm-model", getenv(agent.EnvLLMModel), "model `name` (env "+agent.EnvLLMModel+")")
-	fs.StringVar(&cfg.LLM.APIKey, "llm-api-key", "", "API `key` (prefer env "+agent.EnvLLMAPIKey+")")
-	fs.Float64Var(&cfg.LLM.Temperature, "llm-temperature", agent.DefaultTemperature, "sampling temperature")
+	fs.StringVar(&cfg.LLM.BaseURL, "llm-base-url", getenv(llm.EnvBaseURL), "OpenAI-compatible API base `URL` (env "+llm.EnvBaseURL+")")
+	fs.StringVar(&cfg.LLM.Model, "llm-model", getenv(llm.EnvModel), "model `name` (env "+llm.EnvModel+")")
+	fs.StringVar(&cfg.LLM.APIKey, "llm-api-key", "", "API `key` (prefer env "+llm.EnvAPIKey+")")
+	fs.Float64Var(&cfg.LLM.Temperature, "llm-temperature", llm.DefaultTemperature, "sampling temperature")
 	fs.BoolVar(&cfg.Quiet, "q", false, "no per-trial progress on stderr")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -104,7 +105,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 		return fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
 	}
 	if cfg.LLM.APIKey == "" {
-		cfg.LLM.APIKey = getenv(agent.EnvLLMAPIKey)
+		cfg.LLM.APIKey = getenv(llm.EnvAPIKey)
 	}
 	if only != "" {
 		cfg.Only = strings.Split(only, ",")
@@ -208,17 +209,17 @@ func Run(ctx context.Context, cfg Config) (*agent.Results, Paths, error) {
 }
 
 func proposer(cfg Config) (agent.Proposer, error) {
-	llm := cfg.LLM.BaseURL != "" && cfg.LLM.Model != ""
+	haveLLM := cfg.LLM.BaseURL != "" && cfg.LLM.Model != ""
 	switch cfg.Proposer {
 	case "scripted":
 		return agent.ScriptedProposer{}, nil
 	case "auto":
-		if !llm {
+		if !haveLLM {
 			return agent.ScriptedProposer{}, nil
 		}
 	case "llm":
-		if !llm {
-			return nil, fmt.Errorf("%w: --proposer llm needs --llm-base-url and --llm-model (or %s and %s)", errUsage, agent.EnvLLMBaseURL, agent.EnvLLMModel)
+		if !haveLLM {
+			return nil, fmt.Errorf("%w: --proposer llm needs --llm-base-url and --llm-model (or %s and %s)", errUsage, llm.EnvBaseURL, llm.EnvModel)
 		}
 	default:
 		return nil, fmt.Errorf("%w: --proposer %q: want auto, scripted or llm", errUsage, cfg.Proposer)

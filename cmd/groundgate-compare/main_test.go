@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/groundgate/groundgate/agent"
+	"github.com/groundgate/groundgate/agent/llm"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -80,7 +81,7 @@ func TestScriptedRunIsDeterministic(t *testing.T) {
 // OpenAI-compatible endpoint configured through the environment.
 func TestLLMRun(t *testing.T) {
 	var calls atomic.Int32
-	llm := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	endpoint := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
 		if r.URL.Path != "/v1/chat/completions" || r.Header.Get("Authorization") != "Bearer test-key" {
 			http.Error(w, "unexpected", http.StatusBadRequest)
@@ -96,11 +97,11 @@ func TestLLMRun(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write(out)
 	}))
-	defer llm.Close()
+	defer endpoint.Close()
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
 	err := Main(context.Background(), []string{"--only", "S01,U01", "--reps", "1", "--out", dir, "-q"}, &stdout, &stderr, env(map[string]string{
-		agent.EnvLLMBaseURL: llm.URL + "/v1", agent.EnvLLMModel: "fake/model:1", agent.EnvLLMAPIKey: "test-key",
+		llm.EnvBaseURL: endpoint.URL + "/v1", llm.EnvModel: "fake/model:1", llm.EnvAPIKey: "test-key",
 	}))
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())

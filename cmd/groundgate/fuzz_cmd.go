@@ -10,7 +10,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/groundgate/groundgate/agent"
+	"github.com/groundgate/groundgate/agent/llm"
 	"github.com/groundgate/groundgate/fuzz"
 	"github.com/groundgate/groundgate/internal/app"
 )
@@ -31,7 +31,7 @@ func (fuzzCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 	seed := fs.Uint64("seed", 1, "`seed` of the probe order: same seed, same registry version, same report (for a complete run)")
 	asJSON := fs.Bool("json", false, "print the report as JSON (the shape of POST /v1/fuzz/runs's result)")
 	patch := fs.String("patch", "", "write the suggestions as a registry patch to `file` (apply it with groundgate registry put FILE)")
-	llm := fs.Bool("paraphrase-llm", false, "also ask an OpenAI-compatible endpoint (GROUNDGATE_LLM_BASE_URL, GROUNDGATE_LLM_MODEL, GROUNDGATE_LLM_API_KEY) for phrasings of each family and metric beyond the grammar; the run is then not reproducible from its seed alone")
+	paraphraseLLM := fs.Bool("paraphrase-llm", false, "also ask an OpenAI-compatible endpoint (GROUNDGATE_LLM_BASE_URL, GROUNDGATE_LLM_MODEL, GROUNDGATE_LLM_API_KEY) for phrasings of each family and metric beyond the grammar; the run is then not reproducible from its seed alone")
 	runtime := fs.Bool("runtime", true, "run every executable capability on hostile arguments and data (in a scratch copy of the database)")
 	data := fs.String("data", "", "data root `dir` the runtime tests run on beside their generated frames (default: the bundled sample data)")
 	saveCases := fs.String("save-cases", "", "write each runtime finding's minimised case as JSON into `dir` (a regression case)")
@@ -50,9 +50,9 @@ func (fuzzCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 	rctx, cancel := context.WithTimeout(ctx, time.Duration(*seconds)*time.Second)
 	defer cancel()
 	cfg := fuzz.Config{Seed: *seed}
-	if *llm {
-		p, err := agent.NewOpenAIParaphraser(agent.OpenAIConfig{BaseURL: cli.Getenv(agent.EnvLLMBaseURL),
-			Model: cli.Getenv(agent.EnvLLMModel), APIKey: cli.Getenv(agent.EnvLLMAPIKey), Temperature: agent.DefaultTemperature})
+	if *paraphraseLLM {
+		p, err := llm.NewParaphraser(llm.Config{BaseURL: cli.Getenv(llm.EnvBaseURL),
+			Model: cli.Getenv(llm.EnvModel), APIKey: cli.Getenv(llm.EnvAPIKey), Temperature: llm.DefaultTemperature})
 		if err != nil {
 			return fmt.Errorf("%w: --paraphrase-llm: %v", errUsage, err)
 		}

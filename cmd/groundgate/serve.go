@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/groundgate/groundgate/agent"
+	"github.com/groundgate/groundgate/agent/llm"
 	"github.com/groundgate/groundgate/execution"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/internal/app"
@@ -57,8 +57,8 @@ func (serveCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 		if *repairProposals <= 0 || *repairTimeout <= 0 {
 			return fmt.Errorf("%w: --repair-llm-proposals and --repair-llm-timeout must be positive", errUsage)
 		}
-		adv, err := agent.NewOpenAIAdvisor(agent.OpenAIConfig{BaseURL: cli.Getenv(agent.EnvLLMBaseURL),
-			Model: cli.Getenv(agent.EnvLLMModel), APIKey: cli.Getenv(agent.EnvLLMAPIKey), Temperature: 0, MaxAttempts: 1})
+		adv, err := llm.NewAdvisor(llm.Config{BaseURL: cli.Getenv(llm.EnvBaseURL),
+			Model: cli.Getenv(llm.EnvModel), APIKey: cli.Getenv(llm.EnvAPIKey), Temperature: 0, MaxAttempts: 1})
 		if err != nil {
 			return fmt.Errorf("%w: --repair-llm: %v", errUsage, err)
 		}

@@ -1,4 +1,4 @@
-package agent
+package llm_test
 
 import (
 	"context"
@@ -8,18 +8,20 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/groundgate/groundgate/agent/llm"
+	"github.com/groundgate/groundgate/agent/llm/llmtest"
 )
 
-func TestOpenAIParaphraser(t *testing.T) {
+func TestParaphraser(t *testing.T) {
 	long := strings.Repeat("x", 81)
-	llm := &fakeLLM{answer: func(n int, req map[string]any) (int, string) {
+	s := llmtest.Start(t, func(n int, req map[string]any) (int, string) {
 		if n == 1 {
-			return http.StatusOK, completion(`{"phrases": ["Trend Persistence", "momentum", "  ride   the winners ", "` + long + `", "trend persistence"]}`)
+			return http.StatusOK, llmtest.Completion(`{"phrases": ["Trend Persistence", "momentum", "  ride   the winners ", "` + long + `", "trend persistence"]}`)
 		}
-		return http.StatusOK, completion("no idea")
-	}}
-	srv := llm.start(t)
-	p, err := NewOpenAIParaphraser(OpenAIConfig{BaseURL: srv.URL + "/v1", Model: "m", MaxAttempts: 1})
+		return http.StatusOK, llmtest.Completion("no idea")
+	})
+	p, err := llm.NewParaphraser(llm.Config{BaseURL: s.BaseURL, Model: "m", MaxAttempts: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,11 +34,11 @@ func TestOpenAIParaphraser(t *testing.T) {
 	if want := []string{"trend persistence", "ride the winners"}; !slices.Equal(got, want) {
 		t.Errorf("Paraphrase = %q; want %q", got, want)
 	}
-	msgs, _ := json.Marshal(llm.requests[0]["messages"])
+	msgs, _ := json.Marshal(s.Requests()[0]["messages"])
 	if !strings.Contains(string(msgs), "Per-column momentum") || !strings.Contains(string(msgs), "Never name a different strategy") {
 		t.Errorf("the request does not carry the description and the rules: %s", msgs)
 	}
-	if _, err := p.Paraphrase(context.Background(), "X", "family", "d", nil); !errors.Is(err, ErrProposer) {
+	if _, err := p.Paraphrase(context.Background(), "X", "family", "d", nil); !errors.Is(err, llm.ErrFailed) {
 		t.Errorf("an answer without the object: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package agent
+package llm_test
 
 import (
 	"context"
@@ -7,18 +7,20 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/groundgate/groundgate/agent/llm"
+	"github.com/groundgate/groundgate/agent/llm/llmtest"
 )
 
-func TestOpenAIAdvisor(t *testing.T) {
+func TestAdvisor(t *testing.T) {
 	fixed := `{"pipeline":[{"id":"z","capability":"wzs","params":{"window":50},"inputs":["data"]}],"output":"z"}`
-	llm := &fakeLLM{answer: func(n int, req map[string]any) (int, string) {
+	s := llmtest.Start(t, func(n int, req map[string]any) (int, string) {
 		if n == 1 {
-			return http.StatusOK, completion("Here it is:\n```json\n" + fixed + "\n```")
+			return http.StatusOK, llmtest.Completion("Here it is:\n```json\n" + fixed + "\n```")
 		}
-		return http.StatusOK, completion("I cannot help with that.")
-	}}
-	srv := llm.start(t)
-	adv, err := NewOpenAIAdvisor(OpenAIConfig{BaseURL: srv.URL + "/v1", Model: "m", MaxAttempts: 1})
+		return http.StatusOK, llmtest.Completion("I cannot help with that.")
+	})
+	adv, err := llm.NewAdvisor(llm.Config{BaseURL: s.BaseURL, Model: "m", MaxAttempts: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,11 +28,11 @@ func TestOpenAIAdvisor(t *testing.T) {
 	if err != nil || string(got) != fixed {
 		t.Fatalf("ProposeRepair = %s, %v", got, err)
 	}
-	msgs, _ := json.Marshal(llm.requests[0]["messages"])
+	msgs, _ := json.Marshal(s.Requests()[0]["messages"])
 	if !strings.Contains(string(msgs), "Never change a step's id, capability or inputs") || !strings.Contains(string(msgs), "requires parameter") {
 		t.Fatalf("the request does not carry the rules and the failures: %s", msgs)
 	}
-	if _, err := adv.ProposeRepair(context.Background(), []byte(`{}`), nil); !errors.Is(err, ErrProposer) {
+	if _, err := adv.ProposeRepair(context.Background(), []byte(`{}`), nil); !errors.Is(err, llm.ErrFailed) {
 		t.Fatalf("an answer without JSON: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package agent
+package llm
 
 import (
 	"context"
@@ -8,26 +8,25 @@ import (
 	"unicode/utf8"
 )
 
-// OpenAIParaphraser asks an OpenAI-compatible chat-completions endpoint
-// how researchers would phrase a request for a capability — ToolFuzz's
-// LLM-generated synonymous prompts, beyond the fuzzer's grammar
-// (fuzz.Paraphraser, behind groundgate fuzz --paraphrase-llm). Its phrases
-// are only questions asked of discovery: what they find is measured, and
-// a phrase becomes a suggestion only when the fuzzer's own checks accept
-// it.
-type OpenAIParaphraser struct{ o *OpenAIProposer }
+// Paraphraser asks the endpoint how researchers would phrase a request
+// for a capability — ToolFuzz's LLM-generated synonymous prompts, beyond
+// the fuzzer's grammar (fuzz.Paraphraser, behind groundgate fuzz
+// --paraphrase-llm). Its phrases are only questions asked of discovery:
+// what they find is measured, and a phrase becomes a suggestion only when
+// the fuzzer's own checks accept it.
+type Paraphraser struct{ c *Client }
 
-// NewOpenAIParaphraser checks the configuration.
-func NewOpenAIParaphraser(cfg OpenAIConfig) (*OpenAIParaphraser, error) {
-	o, err := NewOpenAIProposer(cfg)
+// NewParaphraser checks the configuration.
+func NewParaphraser(cfg Config) (*Paraphraser, error) {
+	c, err := NewClient(cfg)
 	if err != nil {
 		return nil, err
 	}
-	return &OpenAIParaphraser{o: o}, nil
+	return &Paraphraser{c: c}, nil
 }
 
 // Name says which model writes the phrases.
-func (p *OpenAIParaphraser) Name() string { return p.o.label }
+func (p *Paraphraser) Name() string { return p.c.Name() }
 
 // Bounds on an answer: phrases are short noun or verb phrases.
 const (
@@ -41,9 +40,9 @@ Never name a different strategy or measure. Answer with one JSON object {"phrase
 
 // Paraphrase returns the endpoint's phrases for one capability (at most
 // 16, each at most 80 bytes, lower-cased, known phrases dropped).
-func (p *OpenAIParaphraser) Paraphrase(ctx context.Context, name, kind, description string, known []string) ([]string, error) {
+func (p *Paraphraser) Paraphrase(ctx context.Context, name, kind, description string, known []string) ([]string, error) {
 	user := fmt.Sprintf("Name: %s\nKind: %s\nDescription: %s\nKnown phrases: %s", name, kind, description, strings.Join(known, "; "))
-	content, err := p.o.complete(ctx, []ChatMessage{{Role: "system", Content: paraphraseSystem}, {Role: "user", Content: user}})
+	content, err := p.c.Complete(ctx, []Message{{Role: "system", Content: paraphraseSystem}, {Role: "user", Content: user}})
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +51,7 @@ func (p *OpenAIParaphraser) Paraphrase(ctx context.Context, name, kind, descript
 	}
 	obj, ok := jsonObject(content, maxAdvice)
 	if !ok || json.Unmarshal(obj, &ans) != nil {
-		return nil, fmt.Errorf("%w: the answer holds no {\"phrases\": [...]} object", ErrProposer)
+		return nil, fmt.Errorf("%w: the answer holds no {\"phrases\": [...]} object", ErrFailed)
 	}
 	var out []string
 	for _, ph := range ans.Phrases {
