@@ -196,15 +196,22 @@ func signalRange(cp *compiled, vals []rval) (lo, hi float64) {
 	case a.Num != nil:
 		return *a.Num, *a.Num
 	case a.Node != nil && vals[*a.Node].p != nil:
+		started := false
 		for _, col := range vals[*a.Node].p.cols {
-			for _, v := range col {
-				if math.IsNaN(v) {
-					continue
+			if !started { // lo and hi start at the first defined value
+				for i, v := range col {
+					if !math.IsNaN(v) {
+						lo, hi, started = v, v, true
+						col = col[i+1:]
+						break
+					}
 				}
-				if math.IsNaN(lo) || v < lo {
+			}
+			for _, v := range col { // a NaN compares false: skipped
+				if v < lo {
 					lo = v
 				}
-				if math.IsNaN(hi) || v > hi {
+				if v > hi {
 					hi = v
 				}
 			}

@@ -34,6 +34,7 @@ func dateDays(f *frame.Frame) []int32 {
 // morphism.
 type buffers struct {
 	enc, scratch []byte
+	series       *seriesPool // node values, when the grid shares none (nil: allocate)
 }
 
 // artifactsOf encodes res's P&L and weights, digests them and, when sink

@@ -597,6 +597,11 @@ func runGrid(ctx context.Context, f *frame.Frame, days []int32, jobs []gridJob, 
 		go func() {
 			defer wg.Done()
 			var bufs buffers // this worker's encoding buffers, reused
+			if m == nil && ro.planWorkers <= 1 && f != nil {
+				// Node values shared by the grid, or computed by several
+				// goroutines, are never recycled.
+				bufs.series = newSeriesPool(f.Len())
+			}
 			for j := range next {
 				outs[j] = runOne(ctx, f, days, &bufs, jobs[j], m, ro)
 				m.release(jobs[j].plan)
@@ -626,10 +631,15 @@ func runOne(ctx context.Context, f *frame.Frame, days []int32, bufs *buffers, jo
 			out = gridOut{err: fmt.Errorf("internal error: %v", r)}
 		}
 	}()
-	vals, err := evalPlan(ctx, f, cp, m, ro.planWorkers)
+	vals, err := evalPlanPool(ctx, f, cp, m, ro.planWorkers, bufs.series)
 	if err != nil {
 		return gridOut{err: err}
 	}
+	defer func() { // once all of the run is read, encoded and digested
+		for _, v := range vals {
+			bufs.series.recycle(v)
+		}
+	}()
 	res := vals[cp.plan.Output].res
 	for _, st := range cp.plan.Steps {
 		var v rval
@@ -711,6 +721,17 @@ func firstFailure(failed int, evalNode func(int), errs []error, done []bool) err
 // order is the one reported (firstFailure), so the result is the same with
 // one worker.
 func evalPlan(ctx context.Context, f *frame.Frame, cp *compiled, m *memo, workers int) ([]rval, error) {
+	return evalPlanPool(ctx, f, cp, m, workers, nil)
+}
+
+// evalPlanPool is evalPlan taking the outputs of the kernels that can write
+// into a given series from pool, and giving back each value once no later
+// node reads it. It recycles nothing when values are shared (m) or
+// computed by several goroutines (workers > 1).
+func evalPlanPool(ctx context.Context, f *frame.Frame, cp *compiled, m *memo, workers int, pool *seriesPool) ([]rval, error) {
+	if m != nil || workers > 1 {
+		pool = nil
+	}
 	nodes := cp.plan.Nodes
 	vals := make([]rval, len(nodes))
 	errs := make([]error, len(nodes))
@@ -730,6 +751,9 @@ func evalPlan(ctx context.Context, f *frame.Frame, cp *compiled, m *memo, worker
 				if a.Node != nil {
 					args[k] = vals[*a.Node]
 				}
+			}
+			if run, ok := pooledRunners[n.Op]; ok && pool != nil {
+				return run(f, n, args, pool)
 			}
 			run, ok := runners[n.Op]
 			if !ok {
@@ -785,6 +809,11 @@ func evalPlan(ctx context.Context, f *frame.Frame, cp *compiled, m *memo, worker
 			if workers > 1 {
 				release(vals, cp.last, li)
 			} else {
+				for i, l := range cp.lastSeq {
+					if l == li {
+						pool.recycle(vals[i])
+					}
+				}
 				release(vals, cp.lastSeq, li)
 			}
 		}

@@ -476,6 +476,7 @@ func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys
 // codes were seen (go test -v -run TestContractFaults). Every case must be
 // caught: the target is 100 %.
 func TestContractFaults(t *testing.T) {
+	t.Parallel() // the slowest tests of the package run side by side
 	r := newRig(t, faultRoot(t), Options{})
 	r.putCustomFamilies(t)
 	cases := faultCases()
@@ -587,6 +588,7 @@ var genuineRefusals = []genuineRefusal{
 // is refused by no contract clause — but for the refusals listed in
 // genuineRefusals, each of which must still happen.
 func TestContractsNoFalseRefusals(t *testing.T) {
+	t.Parallel() // the slowest tests of the package run side by side
 	var got []refusal
 	// The golden and replay suites, on their own data root and options.
 	rigs := map[Options]*rig{}
@@ -725,6 +727,7 @@ func TestContractsNoFalseRefusals(t *testing.T) {
 // footprint's artifact layer. What the morphism would have produced is
 // computed out of band by running its plan without contracts.
 func TestNoArtifactOfFailedContract(t *testing.T) {
+	t.Parallel() // the slowest tests of the package run side by side
 	root := t.TempDir()
 	for _, f := range []string{"ffn-test-data.csv", "crude-oil-wti-cushing.csv", "natural-gas-daily.csv"} {
 		copyFile(t, root, f, f)

@@ -346,9 +346,60 @@ type panel struct {
 type rval struct {
 	p   *panel
 	res *kernel.Result
+	// owned: the series (a panel's columns, a result's weights) came from
+	// the worker's seriesPool and nothing else holds them.
+	owned bool
 }
 
 type runner func(f *frame.Frame, n *Node, in []rval) (rval, error)
+
+// A pooledRunner is a runner that writes its outputs into series from the
+// worker's pool; it gives bit for bit what the runner gives.
+type pooledRunner func(f *frame.Frame, n *Node, in []rval, pool *seriesPool) (rval, error)
+
+// pooledRunners: the kernels of the families' plans that can write into a
+// given series (kernel's Into forms).
+var pooledRunners = map[string]pooledRunner{
+	"dlog":         pooledUnary(kernel.DlogInto),
+	"cs0":          pooledUnary(kernel.Cs0Into),
+	"rmean":        pooledWindowed(kernel.RmeanInto),
+	"rstd":         pooledWindowed(kernel.RstdInto),
+	"wzs":          pooledWindowed(kernel.WzsInto),
+	"vnorm":        pooledWindowed(kernel.VnormInto),
+	"trailing_vol": pooledWindowed(kernel.TrailingVolInto),
+	"clip":         runClipPooled,
+	"volsize":      runVolsizePooled,
+}
+
+// mapPanelInto is mapPanel with every output column from pool.
+func mapPanelInto(p *panel, pool *seriesPool, f func(out, x []float64) error) (rval, error) {
+	out := &panel{names: p.names, cols: make([][]float64, len(p.cols))}
+	for j, col := range p.cols {
+		out.cols[j] = pool.get(len(col))
+		if err := f(out.cols[j], col); err != nil {
+			return rval{}, err
+		}
+	}
+	return rval{p: out, owned: true}, nil
+}
+
+func pooledUnary(fn func(out, x []float64) error) pooledRunner {
+	return func(_ *frame.Frame, _ *Node, in []rval, pool *seriesPool) (rval, error) {
+		return mapPanelInto(in[0].p, pool, fn)
+	}
+}
+
+func pooledWindowed(fn func(out, x []float64, w int) error) pooledRunner {
+	return func(_ *frame.Frame, n *Node, in []rval, pool *seriesPool) (rval, error) {
+		w := int(num(n.Args[1]))
+		return mapPanelInto(in[0].p, pool, func(out, x []float64) error { return fn(out, x, w) })
+	}
+}
+
+func runClipPooled(_ *frame.Frame, n *Node, in []rval, pool *seriesPool) (rval, error) {
+	lo, hi := num(n.Args[1]), num(n.Args[2])
+	return mapPanelInto(in[0].p, pool, func(out, x []float64) error { return kernel.ClipInto(out, x, lo, hi) })
+}
 
 func mapPanel(p *panel, f func([]float64) ([]float64, error)) (rval, error) {
 	out := &panel{names: p.names, cols: make([][]float64, len(p.cols))}
@@ -483,6 +534,11 @@ func runTrailingVol(_ *frame.Frame, n *Node, in []rval) (rval, error) {
 
 // runVolsize: args sig, r, σ̂, τ, L, lag.
 func runVolsize(f *frame.Frame, n *Node, in []rval) (rval, error) {
+	return runVolsizePooled(f, n, in, nil)
+}
+
+// runVolsizePooled takes the weights from pool (nil: allocates them).
+func runVolsizePooled(f *frame.Frame, n *Node, in []rval, pool *seriesPool) (rval, error) {
 	r, vol := in[1].p, in[2].p
 	signals := make([][]float64, len(r.cols))
 	if n.Args[0].isNode() {
@@ -508,10 +564,17 @@ func runVolsize(f *frame.Frame, n *Node, in []rval) (rval, error) {
 		}
 	}
 	p := kernel.Params{TargetVol: num(n.Args[3]), Leverage: num(n.Args[4]), Lag: int(num(n.Args[5]))}
-	res, err := kernel.Size(r.cols, signals, vol.cols, p)
+	var weights [][]float64
+	if pool != nil {
+		weights = make([][]float64, len(r.cols))
+		for a, c := range r.cols {
+			weights[a] = pool.get(len(c))
+		}
+	}
+	res, err := kernel.SizeInto(weights, r.cols, signals, vol.cols, p)
 	if err != nil {
 		return rval{}, err
 	}
 	res.Assets = append([]string(nil), r.names...)
-	return rval{res: &res}, nil
+	return rval{res: &res, owned: pool != nil}, nil
 }

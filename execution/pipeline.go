@@ -267,18 +267,22 @@ func stepDigests(cp *compiled) ([]StepRun, error) {
 func valueDigest(v rval, constant Arg) hashing.Digest {
 	h := blake3.New()
 	var b [8]byte
-	num := func(x float64) {
-		binary.LittleEndian.PutUint64(b[:], math.Float64bits(canonNaN(x)))
-		h.Write(b[:])
-	}
+	// The values go to the hash a block at a time (the digest does not
+	// depend on how the bytes are split between writes).
+	var block [4096]byte
 	col := func(name string, xs []float64) {
 		binary.LittleEndian.PutUint64(b[:], uint64(len(name)))
 		h.Write(b[:])
 		h.Write([]byte(name))
 		binary.LittleEndian.PutUint64(b[:], uint64(len(xs)))
 		h.Write(b[:])
-		for _, x := range xs {
-			num(x)
+		for len(xs) > 0 {
+			k := min(len(xs), len(block)/8)
+			for i, x := range xs[:k] {
+				binary.LittleEndian.PutUint64(block[8*i:], math.Float64bits(canonNaN(x)))
+			}
+			h.Write(block[:8*k])
+			xs = xs[k:]
 		}
 	}
 	switch {

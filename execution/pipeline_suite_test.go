@@ -103,6 +103,7 @@ type suiteRun struct {
 }
 
 func TestPipelineSuite(t *testing.T) {
+	t.Parallel() // the slowest tests of the package run side by side
 	r := newRig(t, bundledData, Options{})
 	entries := loadSuite(t)
 	var rewrites, composed, fromPrompt, promptNames, promptFound int

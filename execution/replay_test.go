@@ -30,6 +30,7 @@ var determinismConfigs = []map[string]any{
 // recomputes everything; the stored footprint is found by the recomputed
 // hash) and replayed 10 times, identical at every layer.
 func TestReplayDeterminism(t *testing.T) {
+	t.Parallel() // the slowest tests of the package run side by side
 	r := newRig(t, realData, Options{})
 	ctx := context.Background()
 	const reps = 10

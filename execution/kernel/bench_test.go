@@ -102,3 +102,45 @@ func BenchmarkWzs(b *testing.B) {
 		Wzs(x, 60)
 	}
 }
+
+// BenchmarkRolling times the windowed kernels a family runs on one
+// 10,000-row column, for short and long windows; ns/window-value is the
+// time per value of every window (rows × w).
+func BenchmarkRolling(b *testing.B) {
+	x := Cs0(Dlog(panel(b, 10000, 1).Column(0)))
+	for _, w := range []int{20, 250} {
+		for _, k := range []struct {
+			name string
+			fn   func([]float64, int) ([]float64, error)
+		}{{"wzs", Wzs}, {"trailing_vol", TrailingVol}, {"rmean", Rmean}} {
+			b.Run(fmt.Sprintf("%s/w=%d", k.name, w), func(b *testing.B) {
+				for b.Loop() {
+					if _, err := k.fn(x, w); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(x)*w), "ns/window-value")
+			})
+		}
+	}
+}
+
+// BenchmarkSize times the sizing step of a family (weights and portfolio
+// P&L) on the 30-column, 10,000-row panel.
+func BenchmarkSize(b *testing.B) {
+	f := panel(b, 10000, 30)
+	var returns, signals, vols [][]float64
+	for j := range f.Width() {
+		r := Dlog(f.Column(j))
+		returns = append(returns, r)
+		signals = append(signals, momentumSignal(f.Column(j), 60))
+		vols = append(vols, trailingVol(r, 60))
+	}
+	p := DefaultParams()
+	p.Leverage = 0.5
+	for b.Loop() {
+		if _, err := Size(returns, signals, vols, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

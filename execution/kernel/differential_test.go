@@ -125,6 +125,7 @@ func diffJobs() []refJob {
 // implementation of DOMAIN.md, and compares every weight, every P&L row and
 // every metric to 1e-9 relative (NA equal to NA).
 func TestDifferentialPandas(t *testing.T) {
+	t.Parallel() // mostly waiting for reference.py
 	py := referencePython(t)
 	jobs := diffJobs()
 	for i := range jobs {

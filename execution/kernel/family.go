@@ -75,7 +75,7 @@ func Backtest(prices, signals [][]float64, p Params) (Result, error) {
 		returns[a] = Dlog(price)
 		vols[a] = trailingVol(returns[a], p.RiskWindow)
 	}
-	return size(returns, signals, vols, p), nil
+	return size(nil, returns, signals, vols, p), nil
 }
 
 // Size is the second half of Backtest, for callers that compute the
@@ -84,6 +84,12 @@ func Backtest(prices, signals [][]float64, p Params) (Result, error) {
 // the morphisms of a grid). Given the same inputs it returns bit for bit
 // what Backtest returns. p.RiskWindow is not used.
 func Size(returns, signals, vols [][]float64, p Params) (Result, error) {
+	return SizeInto(nil, returns, signals, vols, p)
+}
+
+// SizeInto is Size writing asset a's weights into weights[a] (as long as
+// its returns) instead of allocating them; weights nil allocates.
+func SizeInto(weights, returns, signals, vols [][]float64, p Params) (Result, error) {
 	q := p
 	q.RiskWindow = 2 // not used here; keep validate from refusing it
 	if err := q.validate(); err != nil {
@@ -100,7 +106,12 @@ func Size(returns, signals, vols [][]float64, p Params) (Result, error) {
 			return Result{}, fmt.Errorf("kernel: size: asset %d: %d volatilities for %d rows: %w", a, len(vols[a]), len(returns[a]), ErrLength)
 		}
 	}
-	return size(returns, signals, vols, p), nil
+	if weights != nil {
+		if err := checkInto("size", weights, returns); err != nil {
+			return Result{}, err
+		}
+	}
+	return size(weights, returns, signals, vols, p), nil
 }
 
 // TrailingVol returns σ̂_t: the sample standard deviation of the last w
@@ -130,34 +141,51 @@ func checkShape(prices, signals [][]float64) error {
 }
 
 // size computes the weights and the portfolio P&L from checked inputs.
-func size(returns, signals, vols [][]float64, p Params) Result {
+// The P&L sums take the assets in column order, row by row.
+func size(into [][]float64, returns, signals, vols [][]float64, p Params) Result {
 	n := len(returns[0])
 	weights := make([][]float64, len(returns))
 	sum := make([]float64, n)
 	count := make([]int, n)
+	tau, lo, hi, lag := p.TargetVol, -p.Leverage, p.Leverage, p.Lag
 	for a, r := range returns {
-		vol := vols[a]
-		sig := signals[a]
-		w := nas(n)
-		for t := range w {
-			if isNA(sig[t]) || isNA(vol[t]) || vol[t] == 0 {
-				continue
-			}
-			w[t] = clip1(sig[t]*p.TargetVol/vol[t], -p.Leverage, p.Leverage)
+		r, vol, sig := r[:n], vols[a][:n], signals[a][:n]
+		var w []float64
+		if into != nil {
+			w = into[a][:n]
+		} else {
+			w = make([]float64, n)
 		}
-		for t := p.Lag; t < n; t++ {
-			if isNA(w[t-p.Lag]) || isNA(r[t]) {
+		// Branch-light: every row computes its weight, the rows without
+		// one are set to NA after.
+		for t := range w {
+			s, v := sig[t], vol[t]
+			x := s * tau / v
+			c := min(max(x, lo), hi) // clip1(x, lo, hi) for a non-NaN x: lo < 0 < hi
+			if isNA(x) {             // Inf/Inf: kept as it is, as clip1 keeps it
+				c = x
+			}
+			if isNA(s) || isNA(v) || v == 0 {
+				c = nan
+			}
+			w[t] = c
+		}
+		for t := lag; t < n; t++ {
+			x, y := w[t-lag], r[t]
+			if isNA(x) || isNA(y) {
 				continue
 			}
-			sum[t] += float64(w[t-p.Lag] * r[t]) // explicit conversion: no FMA
+			sum[t] += float64(x * y) // explicit conversion: no FMA
 			count[t]++
 		}
 		weights[a] = w
 	}
-	pnl := nas(n)
-	for t := range pnl {
-		if count[t] > 0 {
-			pnl[t] = sum[t] / float64(count[t])
+	pnl := sum // each row read once, before it is overwritten
+	for t, c := range count {
+		if c > 0 {
+			pnl[t] = sum[t] / float64(c)
+		} else {
+			pnl[t] = nan
 		}
 	}
 	return Result{Weights: weights, PnL: pnl}

@@ -39,13 +39,30 @@ func previousValid(x []float64, f func(t, p int)) {
 // Dlog returns ln x_t − ln x_p, p the most recent earlier row with a valid
 // x; NA if there is none or if x_t or x_p ≤ 0.
 func Dlog(x []float64) []float64 {
-	out := nas(len(x))
-	previousValid(x, func(t, p int) {
-		if x[t] > 0 && x[p] > 0 {
-			out[t] = math.Log(x[t]) - math.Log(x[p])
-		}
-	})
+	out := make([]float64, len(x))
+	dlogInto(out, x)
 	return out
+}
+
+func dlogInto(out, x []float64) {
+	// Every logarithm at once (out holds ln x_t until row t is done), each
+	// taken once and kept for the next valid row.
+	out = out[:len(x)]
+	logs(x, out)
+	var lp float64   // ln x_p, when x_p > 0
+	posPrev := false // there is an earlier valid row p and x_p > 0
+	for t, v := range x {
+		lt := out[t]
+		out[t] = nan
+		if isNA(v) {
+			continue
+		}
+		pos := v > 0
+		if pos && posPrev {
+			out[t] = lt - lp
+		}
+		posPrev, lp = pos, lt
+	}
 }
 
 // Ret returns x_t/x_p − 1, p as in Dlog; NA if there is none or x_p = 0.
@@ -99,6 +116,12 @@ func Locf(x []float64) []float64 {
 
 func cumsum(x []float64, start float64) []float64 {
 	out := make([]float64, len(x))
+	cumsumInto(out, x, start)
+	return out
+}
+
+func cumsumInto(out, x []float64, start float64) {
+	out = out[:len(x)]
 	s := start
 	for t, v := range x {
 		if isNA(v) {
@@ -108,7 +131,6 @@ func cumsum(x []float64, start float64) []float64 {
 		s += v
 		out[t] = s
 	}
-	return out
 }
 
 // Cs0 is the running sum of the valid values, starting at 0; NA rows give
@@ -152,7 +174,33 @@ func Clip(x []float64, lo, hi float64) ([]float64, error) {
 }
 
 func clip(x []float64, lo, hi float64) []float64 {
-	return map1(x, func(v float64) float64 { return clip1(v, lo, hi) })
+	out := make([]float64, len(x))
+	clipInto(out, x, lo, hi)
+	return out
+}
+
+func clipInto(out, x []float64, lo, hi float64) {
+	out = out[:len(x)]
+	if !(lo < 0 && hi > 0) {
+		for t, v := range x {
+			if isNA(v) {
+				out[t] = nan
+			} else {
+				out[t] = clip1(v, lo, hi)
+			}
+		}
+		return
+	}
+	// With lo < 0 < hi no zero is ever compared with a zero bound, so
+	// min(max(v, lo), hi) is clip1(v, lo, hi) for every non-NaN v, without
+	// a branch that mispredicts on a signal that often hits its bounds.
+	for t, v := range x {
+		c := min(max(v, lo), hi)
+		if isNA(v) {
+			c = nan
+		}
+		out[t] = c
+	}
 }
 
 func clip1(v, lo, hi float64) float64 {

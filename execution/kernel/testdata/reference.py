@@ -169,7 +169,7 @@ def metrics(pnl, weights, start):
 
 
 def nulls(values):
-    return [None if np.isnan(x) else float(x) for x in np.asarray(values, dtype="float64")]
+    return [None if x != x else x for x in np.asarray(values, dtype="float64").tolist()]
 
 
 def grid(path, configs):
@@ -216,7 +216,9 @@ def main(argv):
             out = grid(argv[1], json.load(fh))
     else:
         raise SystemExit(__doc__)
-    json.dump(out, sys.stdout, allow_nan=False)
+    # dumps, not dump: dump streams through the pure-Python encoder, one
+    # write per token, which took most of the run for a batch of grids.
+    sys.stdout.write(json.dumps(out, allow_nan=False))
 
 
 if __name__ == "__main__":
