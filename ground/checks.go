@@ -132,7 +132,7 @@ func (groundingCheck) Check(_ context.Context, a *Admission) ([]Failure, error) 
 		if f.name == "" || hasFailure(a.failures, f.field) {
 			continue // already F1
 		}
-		c, ok := a.snap.Get(f.name)
+		c, ok := a.capability(f.name)
 		if !ok || c.Kind != f.kind {
 			fails = append(fails, fail(f.field, F2, f.name, notInRegistry(a.snap, f.name, f.kind, c, ok)))
 			continue
@@ -177,7 +177,7 @@ func (identityCheck) Check(_ context.Context, a *Admission) ([]Failure, error) {
 	}
 	var stale, moved []string
 	for _, m := range a.evidence.Matches {
-		switch c, ok := a.snap.Get(m.Name); {
+		switch c, ok := a.capability(m.Name); {
 		case !a.snap.Has(m.Capability):
 			stale = append(stale, m.Name)
 		case ok && c.Identity != m.Capability:
@@ -217,7 +217,7 @@ func (paramsCheck) Check(_ context.Context, a *Admission) ([]Failure, error) {
 		}
 		return checkSteps(a), nil
 	}
-	c, ok := a.snap.Get(a.request.Family)
+	c, ok := a.capability(a.request.Family)
 	if !ok || c.Kind != registry.KindFamily {
 		return nil, nil
 	}

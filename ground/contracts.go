@@ -48,7 +48,7 @@ func (c contractCheck) Check(_ context.Context, a *Admission) ([]Failure, error)
 	}
 	subjects = append(subjects, subject{a.request.Metric, []registry.Kind{registry.KindMetric}, nil, ""})
 	for _, want := range subjects {
-		capb, ok := a.snap.Get(want.name)
+		capb, ok := a.capability(want.name)
 		if !ok || !slices.Contains(want.kinds, capb.Kind) || capb.Sem.Contract.Empty() {
 			continue // not a name this check can speak for: other checks report it
 		}

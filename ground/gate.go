@@ -94,6 +94,30 @@ type Admission struct {
 	factsRead bool
 	facts     map[string]policy.Value
 	factsErr  error
+	// caps holds the capabilities the checks looked up by name: several
+	// checks read the same few entries, and each Snapshot.Get is a deep
+	// copy (an entry may carry a hundred aliases).
+	caps map[string]capLookup
+}
+
+type capLookup struct {
+	c  registry.Capability
+	ok bool
+}
+
+// capability is Snapshot.Get on the decision's registry version, once
+// per name and decision. Checks run one after another, and must not
+// modify what it returns.
+func (a *Admission) capability(name string) (registry.Capability, bool) {
+	if l, ok := a.caps[name]; ok {
+		return l.c, l.ok
+	}
+	c, ok := a.snap.Get(name)
+	if a.caps == nil {
+		a.caps = make(map[string]capLookup, 4)
+	}
+	a.caps[name] = capLookup{c, ok}
+	return c, ok
 }
 
 // Request returns the decoded request (partial when Decoded is false).

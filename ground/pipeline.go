@@ -181,7 +181,7 @@ func groundSteps(a *Admission) []Failure {
 		if s.Capability == "" || hasFailure(a.failures, f) {
 			continue
 		}
-		c, ok := a.snap.Get(s.Capability)
+		c, ok := a.capability(s.Capability)
 		switch {
 		case !ok:
 			fails = append(fails, fail(f, F2, s.Capability, notInRegistry(a.snap, s.Capability, registry.KindOperation, c, false)+" (a step is an operation or a signal)"))

@@ -61,7 +61,7 @@ func (c *policyCheck) Check(ctx context.Context, a *Admission) ([]Failure, error
 	r := a.request
 	if !r.IsPipeline() {
 		var decl []registry.Param
-		if fam, ok := a.snap.Get(r.Family); ok && fam.Kind == registry.KindFamily {
+		if fam, ok := a.capability(r.Family); ok && fam.Kind == registry.KindFamily {
 			decl = fam.Alg.Params
 		}
 		return c.decide(ctx, a, a.policies.Applicable(r.Family, r.Metric), r.Family, r.Params, decl, 0, "", "")
@@ -82,7 +82,7 @@ func (c *policyCheck) Check(ctx context.Context, a *Admission) ([]Failure, error
 		for _, p := range s.Params {
 			points = min(points*len(p.Values), MaxGridPoints+1)
 		}
-		capb, ok := a.snap.Get(s.Capability)
+		capb, ok := a.capability(s.Capability)
 		if !ok {
 			continue // F2: reported by grounding
 		}
