@@ -15,6 +15,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -94,11 +95,33 @@ func New(api API, opt Options) (*sdk.Server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("mcp: tool %s output: %w", d.tool.Name, err)
 		}
-		d.tool.InputSchema, d.tool.OutputSchema = in, out
+		// As JSON, encoded once: the SDK marshals every tool's schemas
+		// on every tools/list, and over stateless HTTP each request is a
+		// new session, so a map would be walked and its keys sorted
+		// again per request (33 KB of schemas). tools/list answers the
+		// same bytes.
+		if d.tool.InputSchema, err = rawJSON(in); err != nil {
+			return nil, fmt.Errorf("mcp: tool %s input: %w", d.tool.Name, err)
+		}
+		if d.tool.OutputSchema, err = rawJSON(out); err != nil {
+			return nil, fmt.Errorf("mcp: tool %s output: %w", d.tool.Name, err)
+		}
 		s.AddTool(d.tool, t.handler(d.call))
 	}
 	addResources(s, api)
 	return s, nil
+}
+
+// rawJSON is v's JSON as the SDK writes it: without encoding/json's HTML
+// escaping (a schema's "a > b" stays so).
+func rawJSON(v any) (json.RawMessage, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return json.RawMessage(bytes.TrimSuffix(b.Bytes(), []byte("\n"))), nil
 }
 
 // HTTPHandler serves s over streamable HTTP, statelessly: no session is

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strconv"
 
@@ -153,13 +152,10 @@ func (s *Server) Diff(ctx context.Context, a, b string) (*execution.DiffReport, 
 }
 
 // Capability answers GET /v1/registry/capabilities/{name}: the entry in
-// the current registry version.
+// the current registry version. An entry that fails its own check is a
+// corrupt record (500), not a missing one.
 func (s *Server) Capability(_ context.Context, name string) (registry.Capability, error) {
-	c, ok := s.reg.Current().Get(name)
-	if !ok {
-		return registry.Capability{}, fmt.Errorf("capability %q: %w", name, registry.ErrNotFound)
-	}
-	return c, nil
+	return s.reg.Current().Lookup(name)
 }
 
 // ProblemOf is the problem REST answers err with (SPEC §7's vocabulary),
