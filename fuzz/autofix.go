@@ -466,6 +466,13 @@ func (d *discoverability) checked(ctx context.Context, snap *registry.Snapshot, 
 // which a prompt no longer discovers what it was built for.
 func (d *discoverability) regressions(ctx context.Context, pr Prober, idx []int, sugg []Suggestion) (map[string]bool, error) {
 	bad := map[string]bool{}
+	// Every probe is held against every suggestion: normalise each phrase
+	// once, not once per pair (and pad it as containsWords does).
+	phrases, padded := make([]string, len(sugg)), make([]string, len(sugg))
+	for k, s := range sugg {
+		phrases[k] = normPhrase(s.Phrase)
+		padded[k] = " " + phrases[k] + " "
+	}
 	for _, i := range idx {
 		p, before := d.probes[i], d.answers[i]
 		if before.err != nil {
@@ -477,12 +484,14 @@ func (d *discoverability) regressions(ctx context.Context, pr Prober, idx []int,
 		}
 		// A prompt built from an alias a suggestion removes is meant to
 		// lose its capability.
-		removed := slices.ContainsFunc(sugg, func(s Suggestion) bool {
-			return s.Op == OpRemoveAlias && s.Capability == p.capability && normPhrase(s.Phrase) == p.phrase
-		})
+		removed := false
+		for k, s := range sugg {
+			removed = removed || s.Op == OpRemoveAlias && s.Capability == p.capability && phrases[k] == p.phrase
+		}
 		lost := !removed && slices.Contains(before.found, p.capability) && !slices.Contains(after.found, p.capability)
-		for _, s := range sugg {
-			inPrompt := containsWords(normPhrase(p.prompt), normPhrase(s.Phrase))
+		prompt := " " + normPhrase(p.prompt) + " "
+		for k, s := range sugg {
+			inPrompt := strings.Contains(prompt, padded[k]) // containsWords(normPhrase(p.prompt), phrases[k])
 			wrong := s.Op == OpAddAlias && s.Capability != p.capability && inPrompt &&
 				slices.Contains(after.found, s.Capability) && !slices.Contains(before.found, s.Capability)
 			if wrong || (lost && (inPrompt || s.Capability == p.capability && s.Op == OpRemoveAlias)) {

@@ -47,11 +47,12 @@ func (g *Grammar) Expand(phrase string) []string {
 	start := normPhrase(phrase)
 	seen := map[string]bool{start: true}
 	level := []string{start}
+	known := g.wordSet() // once per phrase, not once per rewrite
 	var out []string
 	for d := 0; d < g.Depth && len(level) > 0; d++ {
 		var next []string
 		for _, p := range level {
-			for _, q := range g.rewrites(p, d == 0) {
+			for _, q := range g.rewrites(p, d == 0, known) {
 				if !seen[q] {
 					seen[q] = true
 					next = append(next, q)
@@ -69,8 +70,9 @@ func (g *Grammar) Expand(phrase string) []string {
 }
 
 // rewrites are the phrases one substitution away from p; own says p is
-// the capability's own phrase (suffixes inflect only its own words).
-func (g *Grammar) rewrites(p string, own bool) []string {
+// the capability's own phrase (suffixes inflect only its own words); known
+// is g.wordSet().
+func (g *Grammar) rewrites(p string, own bool, known map[string]bool) []string {
 	var out []string
 	for _, grp := range g.Phrases {
 		if slices.Contains(grp, p) {
@@ -81,7 +83,7 @@ func (g *Grammar) rewrites(p string, own bool) []string {
 			}
 		}
 	}
-	words := splitWords(p, g.wordSet())
+	words := splitWords(p, known)
 	for _, grp := range g.Words {
 		for _, hit := range occurrences(words, grp) {
 			for _, r := range grp {

@@ -363,6 +363,7 @@ func runtimeJSON(t *testing.T, r *fuzz.Report) string {
 // same seed twice gives the same bytes too. The seeded division makes the
 // findings non-empty. (TestRunDeterministic checks the whole report.)
 func TestRuntimeDeterministic(t *testing.T) {
+	t.Parallel()
 	g := newSmallRig(t)
 	putPctVol(t, g)
 	rt := g.runtime(t, smallData(t))

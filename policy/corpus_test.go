@@ -19,10 +19,11 @@ import (
 	"github.com/groundgate/groundgate/policy/smt"
 )
 
-// The corpus: the policies of testdata/corpus/policies.json decided by z3
-// and by cvc5 through Checker.Check, over a deterministic set of requests,
-// against an evaluator written here in plain Go that reads none of the
-// package's code: it resolves pointers, checks sorts and evaluates each
+// The corpus: the policies of testdata/corpus/policies.json decided through
+// Checker.Check over a deterministic set of requests — every request by z3,
+// the product's default solver, and a stratified sample of them by cvc5 as
+// well — against an evaluator written here in plain Go that reads none of
+// the package's code: it resolves pointers, checks sorts and evaluates each
 // policy's rules at every grid point itself, numbers as exact rationals
 // (math/big.Rat, as SMT-LIB reals are) taken from the decimal text a
 // request carries, strings as Go strings.
@@ -31,10 +32,11 @@ const corpusRequests = 360
 
 // corpusBudget bounds the whole corpus run, so that a checker too slow to
 // use fails here with a message rather than at go test's deadline. z3
-// needs 3.5–4.5 min on this 2-core box (refusals cost a least witness and
-// a minimal core each, and six of the policies quantify free constants);
-// cvc5 under 2.
-const corpusBudget = 8 * time.Minute
+// needs about 15 s of CPU for the corpus and cvc5 about 10 s for its sample
+// (refusals cost a least witness and a minimal core each, and six of the
+// policies quantify free constants); the budget leaves room for a box
+// loaded by other work.
+const corpusBudget = 4 * time.Minute
 
 // corpusTok is a request value as the request's JSON would carry it.
 type corpusTok struct {
@@ -665,6 +667,73 @@ func corpusPools(t testing.TB) map[string]*smt.Pool {
 	return out
 }
 
+// corpusCrossEach: cvc5 decides every request that brings a stratum of the
+// corpus (a policy with the evaluator's verdict on it, a grid size, a kind
+// of facts) to this many cross-checked requests.
+const corpusCrossEach = 5
+
+// corpusStrata names what a request exercises, from the evaluator's
+// verdicts alone: each governing policy with its verdict (admitted, or the
+// reasons it refuses for), the size of the grid, and the facts it brings.
+func corpusStrata(q corpusReq, expect map[string]corpusExpect) []string {
+	var out []string
+	for _, name := range slices.Sorted(maps.Keys(expect)) {
+		e := expect[name]
+		switch {
+		case !e.applies:
+			continue
+		case e.pre != "":
+			out = append(out, name+"/"+e.pre)
+		case e.refuses:
+			out = append(out, name+"/"+strings.Join(slices.Sorted(maps.Keys(e.reasons)), "+"))
+		default:
+			out = append(out, name+"/admitted")
+		}
+	}
+	n := 1
+	for _, ts := range q.params {
+		n *= len(ts)
+	}
+	switch {
+	case n >= 128:
+		out = append(out, "grid/128+")
+	case n > 16:
+		out = append(out, "grid/17-127")
+	case n > 1:
+		out = append(out, "grid/2-16")
+	default:
+		out = append(out, "grid/1")
+	}
+	switch {
+	case q.factsErr:
+		out = append(out, "facts/error")
+	case q.facts == nil:
+		out = append(out, "facts/none")
+	default:
+		out = append(out, "facts/given")
+	}
+	return out
+}
+
+// corpusCrossSample picks the requests cvc5 decides too: in corpus order,
+// each one that has a stratum cross-checked fewer than each times so far.
+// Every stratum of the corpus is cross-checked at least each times (or
+// every time it occurs, when rarer); it returns the strata's counts.
+func corpusCrossSample(strata [][]string, each int) ([]bool, map[string]int) {
+	picked := make([]bool, len(strata))
+	count := map[string]int{}
+	for i, ss := range strata {
+		if !slices.ContainsFunc(ss, func(s string) bool { return count[s] < each }) {
+			continue
+		}
+		picked[i] = true
+		for _, s := range ss {
+			count[s]++
+		}
+	}
+	return picked, count
+}
+
 func TestCorpus(t *testing.T) {
 	raw, err := os.ReadFile("testdata/corpus/policies.json")
 	if err != nil {
@@ -701,32 +770,89 @@ func TestCorpus(t *testing.T) {
 		}
 	}
 
+	// The evaluator's verdicts first: they say which policies govern each
+	// request, and which requests cvc5 cross-checks.
 	reqs := corpusGenerate(corpusRequests)
-	budget, cancel := context.WithTimeout(ctx, corpusBudget)
-	defer cancel()
-	perRequest := map[string][]time.Duration{}
-	type tally struct{ refused, admitted int }
-	perPolicy := map[string]*tally{}
-	reasons := map[string]int{}
-	var (
-		refusals, points, maxPoints, disagree, solverDiff  int
-		coreDetermined, coreSame, witnessSame, allRefusing int
-		took                                               = map[string]time.Duration{}
-	)
+	governing := make([][]*Compiled, len(reqs))
+	expects := make([]map[string]corpusExpect, len(reqs))
+	strata := make([][]string, len(reqs))
+	disagree := 0
 	for i, q := range reqs {
-		var cs []*Compiled
-		expect := map[string]corpusExpect{}
+		expects[i] = map[string]corpusExpect{}
 		for _, c := range compiled {
 			e := own[c.Name].evaluate(corpusRules[c.Name], q)
-			expect[c.Name] = e
+			expects[i][c.Name] = e
 			if c.AppliesTo(q.family, q.metric) != e.applies {
 				t.Errorf("request %d (%s): AppliesTo(%s) = %v, the evaluator says %v", i, q, c.Name, !e.applies, e.applies)
 				disagree++
 			}
 			if e.applies {
-				cs = append(cs, c)
+				governing[i] = append(governing[i], c)
 			}
 		}
+		strata[i] = corpusStrata(q, expects[i])
+	}
+	cross, strataCount := corpusCrossSample(strata, corpusCrossEach)
+
+	// z3, the product's default solver, decides every request; cvc5 the
+	// cross-checked ones. Each has its own process and goroutine, so the
+	// two run at once; the checks below read their answers.
+	type answer struct {
+		decided bool
+		rs      []Refusal
+		err     error
+		took    time.Duration
+		loads   int
+	}
+	answers := map[string][]answer{"z3": make([]answer, len(reqs)), "cvc5": make([]answer, len(reqs))}
+	budget, cancel := context.WithTimeout(ctx, corpusBudget)
+	defer cancel()
+	var wg sync.WaitGroup
+	for kind, as := range answers {
+		k := NewChecker(pools[kind], 10*time.Second)
+		wg.Go(func() {
+			for i, q := range reqs {
+				if kind == "cvc5" && !cross[i] {
+					continue
+				}
+				a := &as[i]
+				start := time.Now()
+				a.rs, a.err = k.Check(budget, governing[i], q.request(&a.loads))
+				a.took, a.decided = time.Since(start), true
+				if a.err != nil {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	took := map[string]time.Duration{}
+	decided := map[string]int{}
+	perRequest := map[string][]time.Duration{}
+	for kind, as := range answers {
+		for _, a := range as {
+			if a.decided && a.err == nil {
+				took[kind] += a.took
+				decided[kind]++
+				perRequest[kind] = append(perRequest[kind], a.took)
+			}
+		}
+	}
+	if budget.Err() != nil {
+		t.Fatalf("the corpus ran out of its %s budget: z3 decided %d of %d requests in %s, cvc5 %d of its %d in %s: the checker is too slow",
+			corpusBudget, decided["z3"], len(reqs), took["z3"].Round(time.Second), decided["cvc5"], countTrue(cross), took["cvc5"].Round(time.Second))
+	}
+
+	type tally struct{ refused, admitted int }
+	perPolicy := map[string]*tally{}
+	reasons := map[string]int{}
+	var (
+		refusals, points, maxPoints, solverDiff            int
+		coreDetermined, coreSame, witnessSame, allRefusing int
+		crossChecked                                       int
+	)
+	for i, q := range reqs {
+		cs, expect := governing[i], expects[i]
 		n := 1
 		for _, ts := range q.params {
 			n *= len(ts)
@@ -734,34 +860,13 @@ func TestCorpus(t *testing.T) {
 		points += n
 		maxPoints = max(maxPoints, n)
 
-		// Both solvers decide the request at once (each has its own
-		// process); the checks below read their answers.
-		type answer struct {
-			rs    []Refusal
-			err   error
-			took  time.Duration
-			loads int
-		}
-		answers := map[string]*answer{"z3": {}, "cvc5": {}}
-		var wg sync.WaitGroup
-		for kind, a := range answers {
-			wg.Go(func() {
-				start := time.Now()
-				a.rs, a.err = NewChecker(pools[kind], 10*time.Second).Check(budget, cs, q.request(&a.loads))
-				a.took = time.Since(start)
-			})
-		}
-		wg.Wait()
 		got := map[string]map[string]Refusal{}
 		for _, kind := range []string{"z3", "cvc5"} {
-			a := answers[kind]
-			rs, err, loads := a.rs, a.err, a.loads
-			took[kind] += a.took
-			perRequest[kind] = append(perRequest[kind], a.took)
-			if budget.Err() != nil {
-				t.Fatalf("the corpus ran out of its %s budget at request %d of %d (z3 %s, cvc5 %s so far): the checker is too slow",
-					corpusBudget, i, len(reqs), took["z3"].Round(time.Second), took["cvc5"].Round(time.Second))
+			a := answers[kind][i]
+			if !a.decided {
+				continue
 			}
+			rs, err, loads := a.rs, a.err, a.loads
 			if err != nil {
 				t.Fatalf("%s: request %d (%s): %v", kind, i, q, err)
 			}
@@ -799,10 +904,37 @@ func TestCorpus(t *testing.T) {
 				}
 			}
 		}
+		z, ok := got["z3"]
+		if !ok {
+			t.Fatalf("request %d: z3 did not decide it", i)
+		}
+		for _, c := range cs {
+			tl := perPolicy[c.Name]
+			if tl == nil {
+				tl = &tally{}
+				perPolicy[c.Name] = tl
+			}
+			if _, ok := z[c.Name]; ok {
+				tl.refused++
+			} else {
+				tl.admitted++
+			}
+		}
+		if len(cs) > 0 && len(z) == len(cs) {
+			allRefusing++
+		}
+		for _, r := range z {
+			refusals++
+			reasons[r.Reason]++
+		}
 
 		// z3 and cvc5: the same refusing policies; the same reasons and
 		// cores wherever the evaluator leaves them no choice.
-		z, c5 := got["z3"], got["cvc5"]
+		c5, ok := got["cvc5"]
+		if !ok {
+			continue
+		}
+		crossChecked++
 		if !slices.Equal(slices.Sorted(maps.Keys(z)), slices.Sorted(maps.Keys(c5))) {
 			t.Errorf("request %d (%s): z3 refuses %v, cvc5 %v", i, q, slices.Sorted(maps.Keys(z)), slices.Sorted(maps.Keys(c5)))
 			solverDiff++
@@ -830,24 +962,10 @@ func TestCorpus(t *testing.T) {
 			if fmt.Sprint(rz.Witness) == fmt.Sprint(rc.Witness) {
 				witnessSame++
 			}
-			refusals++
-			reasons[rz.Reason]++
 		}
-		for _, c := range cs {
-			tl := perPolicy[c.Name]
-			if tl == nil {
-				tl = &tally{}
-				perPolicy[c.Name] = tl
-			}
-			if _, ok := z[c.Name]; ok {
-				tl.refused++
-			} else {
-				tl.admitted++
-			}
-		}
-		if len(cs) > 0 && len(z) == len(cs) {
-			allRefusing++
-		}
+	}
+	if n := countTrue(cross); crossChecked != n {
+		t.Errorf("cvc5 decided %d requests, want the %d of the cross-check sample", crossChecked, n)
 	}
 
 	// The corpus must exercise what it claims to: every governing policy
@@ -880,17 +998,28 @@ func TestCorpus(t *testing.T) {
 		slices.Sort(ds)
 		return ds[(len(ds)-1)*p/100].Round(10 * time.Microsecond)
 	}
-	t.Logf("corpus: %d requests (%d grid points, largest grid %d), %d policies; %d refusals (%v); "+
-		"%d requests refused by every governing policy; disagreements with the Go evaluator: %d; z3 vs cvc5 differences: %d; "+
-		"cores determined by the evaluator %d, identical cores %d of %d refusals, identical witnesses %d",
-		len(reqs), points, maxPoints, len(own), refusals, reasons, allRefusing, disagree, solverDiff,
-		coreDetermined, coreSame, refusals, witnessSame)
+	t.Logf("corpus: %d requests (%d grid points, largest grid %d), %d policies; z3: %d refusals (%v); "+
+		"%d requests refused by every governing policy; disagreements with the Go evaluator: %d",
+		len(reqs), points, maxPoints, len(own), refusals, reasons, allRefusing, disagree)
+	t.Logf("cvc5 cross-checked %d requests (%d strata, each in ≥ %d of them or in all that have it): z3 vs cvc5 differences: %d; "+
+		"cores determined by the evaluator %d, identical cores %d, identical witnesses %d",
+		crossChecked, len(strataCount), corpusCrossEach, solverDiff, coreDetermined, coreSame, witnessSame)
 	for _, kind := range []string{"z3", "cvc5"} {
-		t.Logf("  %-4s total %s, per request p50 %s p99 %s max %s", kind, took[kind].Round(time.Millisecond), pct(kind, 50), pct(kind, 99), pct(kind, 100))
+		t.Logf("  %-4s %3d requests, total %s, per request p50 %s p99 %s max %s", kind, decided[kind], took[kind].Round(time.Millisecond), pct(kind, 50), pct(kind, 99), pct(kind, 100))
 	}
 	for _, name := range slices.Sorted(maps.Keys(perPolicy)) {
 		t.Logf("  %-24s refused %3d, admitted %3d", name, perPolicy[name].refused, perPolicy[name].admitted)
 	}
+}
+
+func countTrue(bs []bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
 }
 
 // yyyymmdd writes a YYYY-MM-DD date as policies read it: 20250630.

@@ -7,20 +7,30 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
-	"github.com/groundgate/groundgate/agent"
+	"github.com/groundgate/groundgate/agent/llm"
 )
 
 // TestFuzzCommand: `groundgate fuzz --json` prints SPEC §12's report —
 // registry, version, findings with id, kind, capability and detail,
-// suggestions — and the same seed twice prints the same bytes.
+// suggestions, the runtime tests' summary — and the same seed twice prints
+// the same bytes. The runtime tests run on a data root of one short file
+// (--data) beside their generated frames: the bundled files make a run
+// twice as long and prove nothing more about the command (a default run
+// over them is fuzz's TestRuntimeSeededDivision and docs/fuzzing.md's).
 func TestFuzzCommand(t *testing.T) {
+	t.Parallel() // whole fuzz runs, on their own databases: nothing shared
 	db := filepath.Join(t.TempDir(), "f.db")
-	code, out, errOut := runCLI(t, "fuzz", "--db", db, "--json", "--seed", "3")
+	data := shortDataRoot(t)
+	code, out, errOut := runCLI(t, "fuzz", "--db", db, "--json", "--seed", "3", "--data", data)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -28,10 +38,15 @@ func TestFuzzCommand(t *testing.T) {
 		Registry    string `json:"registry"`
 		Version     uint64 `json:"version"`
 		Complete    bool   `json:"complete"`
-		Suggestions []any  `json:"suggestions"`
+		Tests       []string
+		Suggestions []any `json:"suggestions"`
 		Findings    []struct {
 			ID, Kind, Capability, Detail string
 		} `json:"findings"`
+		Runtime *struct {
+			Cases, Ran int
+			Frames     []string
+		} `json:"runtime"`
 	}
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
@@ -39,12 +54,16 @@ func TestFuzzCommand(t *testing.T) {
 	if r.Registry == "" || r.Version != 1 || !r.Complete || r.Suggestions == nil || len(r.Findings) == 0 {
 		t.Fatalf("report %+v", r)
 	}
+	if !slices.Contains(r.Tests, "runtime") || r.Runtime == nil || r.Runtime.Ran != r.Runtime.Cases || r.Runtime.Cases == 0 ||
+		!slices.Contains(r.Runtime.Frames, "spot/daily.csv") {
+		t.Fatalf("runtime tests: %v %+v, want every case run, on the --data root's file too", r.Tests, r.Runtime)
+	}
 	for _, f := range r.Findings {
 		if f.ID == "" || f.Kind == "" || f.Capability == "" || f.Detail == "" {
 			t.Fatalf("finding %+v", f)
 		}
 	}
-	if _, again, _ := runCLI(t, "fuzz", "--db", db, "--json", "--seed", "3"); again != out {
+	if _, again, _ := runCLI(t, "fuzz", "--db", db, "--json", "--seed", "3", "--data", data); again != out {
 		t.Fatal("the same seed printed different reports")
 	}
 	if code, _, _ := runCLI(t, "fuzz", "--db", db, "--seconds", "0"); code != 2 {
@@ -57,6 +76,7 @@ func TestFuzzCommand(t *testing.T) {
 // its phrasings on top of the grammar's; without the endpoint configured
 // the flag is a usage error.
 func TestFuzzParaphraseLLM(t *testing.T) {
+	t.Parallel()
 	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
@@ -64,7 +84,7 @@ func TestFuzzParaphraseLLM(t *testing.T) {
 		io.WriteString(w, `{"choices":[{"message":{"role":"assistant","content":"{\"phrases\": [\"ride the big moves\", \"lean against the crowd\"]}"}}]}`)
 	}))
 	defer srv.Close()
-	env := map[string]string{agent.EnvLLMBaseURL: srv.URL + "/v1", agent.EnvLLMModel: "m"}
+	env := map[string]string{llm.EnvBaseURL: srv.URL + "/v1", llm.EnvModel: "m"}
 	run := func(getenv func(string) string, args ...string) (int, string, string) {
 		var out, errb bytes.Buffer
 		cli := &CLI{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb, Getenv: getenv}
@@ -90,4 +110,25 @@ func TestFuzzParaphraseLLM(t *testing.T) {
 	if code, _, _ := run(func(string) string { return "" }, "fuzz", "--db", db, "--paraphrase-llm"); code != 2 {
 		t.Errorf("--paraphrase-llm without an endpoint: exit %d, want 2", code)
 	}
+}
+
+// shortDataRoot is a data root of one 120-row price file, spot/daily.csv.
+func shortDataRoot(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("Date,Price\n")
+	day := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	p := 50.0
+	for i := range 120 {
+		p += float64(i%7) - 3.1
+		b.WriteString(day.AddDate(0, 0, i).Format(time.DateOnly) + "," + strconv.FormatFloat(p, 'f', 2, 64) + "\n")
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "spot"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "spot", "daily.csv"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

@@ -3,6 +3,7 @@ package runs
 import (
 	"context"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +14,11 @@ import (
 	"github.com/groundgate/groundgate/registry"
 	"github.com/groundgate/groundgate/registry/registrytest"
 )
+
+// Tests that check no run outlives them (runstest.NoRunLeft) are serial;
+// the ones with complete runs to wait for call t.Parallel, and Go starts
+// those only after every serial test has ended, so they never overlap
+// such a check.
 
 // rig is a real registry in a bbolt file in a temp dir, seeded with the
 // built-in catalog, and a discoverer over it for reference runs.
@@ -78,10 +84,20 @@ func checkStored(t *testing.T, m *Manager) {
 }
 
 // reference is what fuzz.Run gives, encoded as runs stores it, for the
-// registry's current version and a seed.
+// registry's current version and a seed. A complete run depends on the
+// registry's content, its version and the seed alone, so each reference is
+// computed once per package (the tests' rigs hold the same seeded
+// catalog), on the rig that first asks for it.
 func (r *rig) reference(seed uint64) []byte {
 	r.t.Helper()
-	rep, err := fuzz.Run(context.Background(), r.store.Current(), r.disc, fuzz.Config{Seed: seed})
+	snap := r.store.Current()
+	key := referenceKey{registry: snap.Registry(), version: snap.Version(), seed: seed}
+	references.mu.Lock()
+	defer references.mu.Unlock()
+	if b, ok := references.m[key]; ok {
+		return b
+	}
+	rep, err := fuzz.Run(context.Background(), snap, r.disc, fuzz.Config{Seed: seed})
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -92,8 +108,21 @@ func (r *rig) reference(seed uint64) []byte {
 	if err != nil {
 		r.t.Fatal(err)
 	}
+	references.m[key] = b
 	return b
 }
+
+type referenceKey struct {
+	registry hashing.Digest
+	version  uint64
+	seed     uint64
+}
+
+// references are the reference reports computed so far.
+var references = struct {
+	mu sync.Mutex
+	m  map[referenceKey][]byte
+}{m: map[referenceKey][]byte{}}
 
 // wait polls a run until it is no longer running.
 func wait(t *testing.T, m *Manager, id uint64) Status {

@@ -20,6 +20,7 @@ import (
 // shared finding twice — and a finding whose id does not address it is
 // refused.
 func TestSplitAssemble(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	catalog := r.reference(1)
 	poisoned := `{"complete":true,"findings":[` +
@@ -80,6 +81,7 @@ func TestSplitAssemble(t *testing.T) {
 // listed; findings the kept runs share stay, and every kept run still
 // reads back whole.
 func TestRetention(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	m := r.manager(Options{Keep: 2})
 	run := func() Status {
@@ -142,6 +144,7 @@ func TestRetention(t *testing.T) {
 // Stored bytes that no longer hash to their key, or a report that no
 // longer reassembles to its digest, are ErrCorrupt — never served.
 func TestCorruptionDetected(t *testing.T) {
+	t.Parallel()
 	r := newRig(t)
 	m := r.manager(Options{})
 	st, err := m.Start(context.Background(), Request{Seconds: 60, Seed: 1})

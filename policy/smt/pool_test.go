@@ -185,6 +185,85 @@ func TestPushPopIsolation(t *testing.T) {
 	}
 }
 
+// A process is replaced once it has read renewAfter bytes of queries,
+// after it answers the last of them: the old one is reaped, its successor
+// is running before the next query comes, and the answers are right on
+// either side.
+func TestRecycle(t *testing.T) {
+	query := func(i int) Query {
+		return Query{Commands: fmt.Sprintf("(declare-const x Int) (assert (! (> x %d) :named a))", i)}
+	}
+	pq, err := prepare(query(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range solvers(t) {
+		t.Run(string(s.Kind), func(t *testing.T) {
+			p := newPool(t, s, 1)
+			if p.renewAfter != RenewAfter {
+				t.Fatalf("a new pool replaces its processes after %d bytes, want RenewAfter (%d)", p.renewAfter, RenewAfter)
+			}
+			// Three queries' worth (each query below is as long as query(0)).
+			p.renewAfter = 3 * len(pq.text)
+			// next waits for the pool's one slot (a replacement in progress
+			// holds it) and returns the process waiting there for the next
+			// query.
+			next := func() int {
+				sl := <-p.slots
+				defer func() { p.slots <- sl }()
+				if sl.proc == nil {
+					return 0
+				}
+				return sl.proc.cmd.Process.Pid
+			}
+			var procs []int
+			for i := range 7 {
+				r := check(t, p, query(i))
+				if r.Status != Sat {
+					t.Fatalf("query %d: %+v, want sat", i, r)
+				}
+				pid := next()
+				if c := children(t); pid == 0 || !slices.Equal(c, []int{pid}) {
+					t.Fatalf("after query %d: solver processes %v, want only the one waiting for the next query (%d)", i, c, pid)
+				}
+				procs = append(procs, pid)
+			}
+			// Queries 0–2 on the first process, 3–5 on a second, 6 on a
+			// third: a new one waits after queries 2 and 5.
+			want := []int{0, 0, 1, 1, 1, 2, 2}
+			for i := 1; i < len(procs); i++ {
+				if same := procs[i] == procs[i-1]; same != (want[i] == want[i-1]) {
+					t.Fatalf("process waiting after each query %v, want a new one after queries 2 and 5", procs)
+				}
+			}
+			// Closing while a replacement starts leaves no process behind.
+			p.renewAfter = 1
+			check(t, p, query(7))
+			p.Close()
+			if c := children(t); len(c) != 0 {
+				t.Fatalf("after Close during a replacement: %v", c)
+			}
+		})
+	}
+}
+
+// The slots of a pool renew at different points, so that under an even
+// load they do not all start a successor at once.
+func TestRenewStaggered(t *testing.T) {
+	p := NewPool(Z3(), 4)
+	defer p.Close()
+	var limits []int
+	for range 4 {
+		s := <-p.slots
+		defer func() { p.slots <- s }()
+		limits = append(limits, p.limit(s))
+	}
+	slices.Sort(limits)
+	if want := []int{RenewAfter, RenewAfter * 5 / 4, RenewAfter * 6 / 4, RenewAfter * 7 / 4}; !slices.Equal(limits, want) {
+		t.Fatalf("renewal points %v, want %v", limits, want)
+	}
+}
+
 func TestTimeout(t *testing.T) {
 	hard := pigeonhole(13)
 	for _, s := range solvers(t) {

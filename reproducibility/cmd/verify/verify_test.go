@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -44,15 +45,26 @@ func TestServeAddr(t *testing.T) {
 // the timings is deterministic. The report shows each figure beside the
 // paper's.
 func TestRunDeterministic(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	var outs [][]byte
 	runs := 2
 	if testing.Short() {
 		runs = 1
 	}
+	// The runs share nothing (each its own databases and directories), so
+	// they run at once.
+	dirs := make([]string, runs)
+	errs := make([]error, runs)
+	results := make([]*Results, runs)
+	var wg sync.WaitGroup
 	for i := range runs {
-		dir := filepath.Join(t.TempDir(), "results")
-		res, err := Run(ctx, Config{Out: dir, Reps: 2, SkipOverhead: true}, io.Discard)
+		dirs[i] = filepath.Join(t.TempDir(), "results")
+		wg.Go(func() { results[i], errs[i] = Run(ctx, Config{Out: dirs[i], Reps: 2, SkipOverhead: true}, io.Discard) })
+	}
+	wg.Wait()
+	var outs [][]byte
+	for i, dir := range dirs {
+		res, err := results[i], errs[i]
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,6 +109,7 @@ func TestOverheadRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the groundgate binary")
 	}
+	t.Parallel() // no timing is asserted, so the other test may run beside it
 	ctx := context.Background()
 	root, err := moduleRoot(ctx)
 	if err != nil {
