@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +21,7 @@ import (
 	"github.com/groundgate/groundgate/fuzz"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/internal/app"
+	"github.com/groundgate/groundgate/internal/testio"
 	"github.com/groundgate/groundgate/registry"
 	"github.com/groundgate/groundgate/registry/registrytest"
 )
@@ -111,28 +111,6 @@ func (g *rig) run(t *testing.T, ctx context.Context, rt *fuzz.Runtime, seed uint
 		t.Fatal(err)
 	}
 	return rep
-}
-
-// smallData is a data root of one short bundled-style file, so that a
-// whole run takes a few seconds.
-func smallData(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	var b strings.Builder
-	b.WriteString("Date,Price\n")
-	day := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
-	p := 50.0
-	for i := range 120 {
-		p += float64(i%7) - 3.1
-		b.WriteString(day.AddDate(0, 0, i).Format(time.DateOnly) + "," + strconv.FormatFloat(p, 'f', 2, 64) + "\n")
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "spot"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "spot", "daily.csv"), []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
 }
 
 func runtimeFindings(r *fuzz.Report) []fuzz.Finding {
@@ -366,7 +344,7 @@ func TestRuntimeDeterministic(t *testing.T) {
 	t.Parallel()
 	g := newSmallRig(t)
 	putPctVol(t, g)
-	rt := g.runtime(t, smallData(t))
+	rt := g.runtime(t, testio.ShortPriceRoot(t))
 	a := g.run(t, context.Background(), rt, 7)
 	b := g.run(t, context.Background(), rt, 8)
 	if x, y := runtimeJSON(t, a), runtimeJSON(t, b); x != y {
@@ -457,7 +435,7 @@ func (f *faulty) Execute(ctx context.Context, g *ground.Grounded) (*execution.Fo
 // replays: the same rule on the faulty stack, nothing on the real one.
 func TestRuntimeFaults(t *testing.T) {
 	g := newSmallRig(t)
-	data := smallData(t)
+	data := testio.ShortPriceRoot(t)
 	rt := g.runtime(t, data)
 	rt.Exec = &faulty{Executor: rt.Exec}
 	rt.CaseTimeout = 300 * time.Millisecond
@@ -517,7 +495,7 @@ func readCase(t *testing.T, file string) fuzz.RegressionCase {
 // stops there, incomplete, instead of waiting for it.
 func TestRuntimeStuck(t *testing.T) {
 	g := newSmallRig(t)
-	rt := g.runtime(t, smallData(t))
+	rt := g.runtime(t, testio.ShortPriceRoot(t))
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
 	rt.Exec = &faulty{Executor: rt.Exec, stuck: release}
@@ -540,7 +518,7 @@ func TestRuntimeStuck(t *testing.T) {
 // is partial and keeps what it found (unminimised).
 func TestRuntimeCancelled(t *testing.T) {
 	g := newSmallRig(t)
-	rt := g.runtime(t, smallData(t))
+	rt := g.runtime(t, testio.ShortPriceRoot(t))
 	rt.Exec = &faulty{Executor: rt.Exec}
 	rt.CaseTimeout = 300 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -59,4 +60,19 @@ func mustSeed(t testing.TB, s *Store, es []Entry) {
 	if err != nil || !ok {
 		t.Fatalf("seed: %v %v", ok, err)
 	}
+}
+
+// entryRecords returns the entries of testdata/entries.json, one raw JSON
+// document each: the fuzzers' seeds.
+func entryRecords(tb testing.TB) []json.RawMessage {
+	tb.Helper()
+	data, err := os.ReadFile("testdata/entries.json")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(data, &raws); err != nil {
+		tb.Fatal(err)
+	}
+	return raws
 }

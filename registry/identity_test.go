@@ -249,15 +249,7 @@ func independentPython(t testing.TB) string {
 }
 
 func FuzzDecodeEntry(f *testing.F) {
-	data, err := os.ReadFile("testdata/entries.json")
-	if err != nil {
-		f.Fatal(err)
-	}
-	var raws []json.RawMessage
-	if err := json.Unmarshal(data, &raws); err != nil {
-		f.Fatal(err)
-	}
-	for _, r := range raws {
+	for _, r := range entryRecords(f) {
 		f.Add([]byte(r))
 	}
 	f.Add([]byte(`{"name":"x","kind":"metric"}`))

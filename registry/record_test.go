@@ -3,7 +3,6 @@ package registry
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -151,15 +150,7 @@ func FuzzDecodeEntriesFastPath(f *testing.F) {
 	for _, raw := range recordSamples(f) {
 		f.Add(raw)
 	}
-	data, err := os.ReadFile("testdata/entries.json")
-	if err != nil {
-		f.Fatal(err)
-	}
-	var raws []json.RawMessage
-	if err := json.Unmarshal(data, &raws); err != nil {
-		f.Fatal(err)
-	}
-	for _, r := range raws {
+	for _, r := range entryRecords(f) {
 		f.Add([]byte(r))
 		f.Add(bytes.Replace(r, []byte(`"sem"`), []byte(`"Sem"`), 1))
 		f.Add(bytes.Replace(r, []byte(`"disc"`), []byte(`"disk"`), 1))

@@ -7,16 +7,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/groundgate/groundgate/agent/llm"
+	"github.com/groundgate/groundgate/internal/testio"
 )
 
 // TestFuzzCommand: `groundgate fuzz --json` prints SPEC §12's report —
@@ -29,7 +27,7 @@ import (
 func TestFuzzCommand(t *testing.T) {
 	t.Parallel() // whole fuzz runs, on their own databases: nothing shared
 	db := filepath.Join(t.TempDir(), "f.db")
-	data := shortDataRoot(t)
+	data := testio.ShortPriceRoot(t)
 	code, out, errOut := runCLI(t, "fuzz", "--db", db, "--json", "--seed", "3", "--data", data)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -110,25 +108,4 @@ func TestFuzzParaphraseLLM(t *testing.T) {
 	if code, _, _ := run(func(string) string { return "" }, "fuzz", "--db", db, "--paraphrase-llm"); code != 2 {
 		t.Errorf("--paraphrase-llm without an endpoint: exit %d, want 2", code)
 	}
-}
-
-// shortDataRoot is a data root of one 120-row price file, spot/daily.csv.
-func shortDataRoot(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	var b strings.Builder
-	b.WriteString("Date,Price\n")
-	day := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
-	p := 50.0
-	for i := range 120 {
-		p += float64(i%7) - 3.1
-		b.WriteString(day.AddDate(0, 0, i).Format(time.DateOnly) + "," + strconv.FormatFloat(p, 'f', 2, 64) + "\n")
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "spot"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "spot", "daily.csv"), []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
 }
