@@ -47,6 +47,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/internal/buckets"
 	"github.com/groundgate/groundgate/series"
 )
 
@@ -113,13 +114,8 @@ func Open(db *bolt.DB, opts ...Option) (*Store, error) {
 	if s.pack, err = series.NewPacker(); err != nil {
 		return nil, fmt.Errorf("artifacts: %w", err)
 	}
-	if !db.IsReadOnly() {
-		if err := db.Update(func(tx *bolt.Tx) error {
-			_, err := tx.CreateBucketIfNotExists(Bucket)
-			return err
-		}); err != nil {
-			return nil, fmt.Errorf("artifacts: create bucket: %w", err)
-		}
+	if err := buckets.Ensure(db, Bucket); err != nil {
+		return nil, fmt.Errorf("artifacts: create bucket: %w", err)
 	}
 	return s, nil
 }

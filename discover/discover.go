@@ -46,6 +46,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/internal/buckets"
 	"github.com/groundgate/groundgate/registry"
 )
 
@@ -140,14 +141,8 @@ func New(ctx context.Context, src Source, db *bolt.DB, opt Options) (*Discoverer
 		return nil, fmt.Errorf("discover: index mapping: %w", err)
 	}
 	d := &Discoverer{src: src, db: db, log: opt.Logger, opt: opt, an: newTextAnalyzer(), im: im}
-	if !db.IsReadOnly() {
-		err := db.Update(func(tx *bolt.Tx) error {
-			_, err := tx.CreateBucketIfNotExists(bucketEvidence)
-			return err
-		})
-		if err != nil {
-			return nil, fmt.Errorf("discover: create evidence bucket: %w", err)
-		}
+	if err := buckets.Ensure(db, bucketEvidence); err != nil {
+		return nil, fmt.Errorf("discover: create evidence bucket: %w", err)
 	}
 	if opt.TextIndexDir != "" {
 		if d.disk, err = newTextDir(opt.TextIndexDir, im, d.an, d.log); err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/groundgate/groundgate/contract"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/internal/buckets"
 	"github.com/groundgate/groundgate/policy"
 	"github.com/groundgate/groundgate/registry"
 )
@@ -145,16 +146,8 @@ func New(reg Registry, arts *artifacts.Store, db *bolt.DB, data fs.FS, opt Optio
 	opt.MaxConcurrent = cmp.Or(max(opt.MaxConcurrent, 0), DefaultMaxConcurrent)
 	opt.MaxQueued = cmp.Or(max(opt.MaxQueued, 0), DefaultMaxQueued)
 	opt.QueueWait = cmp.Or(max(opt.QueueWait, 0), DefaultQueueWait)
-	if !db.IsReadOnly() {
-		if err := db.Update(func(tx *bolt.Tx) error {
-			_, err := tx.CreateBucketIfNotExists(Bucket)
-			if err == nil {
-				_, err = tx.CreateBucketIfNotExists(DigestBucket)
-			}
-			return err
-		}); err != nil {
-			return nil, fmt.Errorf("execution: create bucket: %w", err)
-		}
+	if err := buckets.Ensure(db, Bucket, DigestBucket); err != nil {
+		return nil, fmt.Errorf("execution: create bucket: %w", err)
 	}
 	return &Executor{contracts: contract.NewCache(1024), facts: map[hashing.Digest]map[string]policy.Value{}, factsToken: make(chan struct{}, 1), reg: reg, arts: arts, db: db, data: data, opt: opt, log: opt.Logger,
 		slots: make(chan struct{}, opt.MaxConcurrent)}, nil

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -50,26 +51,34 @@ type Flag struct {
 // whitespace folded. Each needs an agent-directed object (this tool, other
 // tools, the user, instructions): the catalog's own words ("always long",
 // "return 0 instead of NA", "counting rows rather than values") are
-// descriptions, not orders.
-var instructions = []struct {
+// descriptions, not orders. Compiled on first use: every command of the
+// binary would otherwise pay for them at start (0.3 ms), and only a screen
+// needs them.
+var instructions = sync.OnceValue(func() []instruction {
+	return []instruction{
+		{"tells the agent to ignore its instructions",
+			regexp.MustCompile(`\b(ignore|disregard|forget|override|bypass)\b[^.]{0,40}\b(instructions?|prompts?|rules|guidelines|polic(y|ies)|constraints|previous|prior|above)\b`)},
+		{"tells the agent to always choose this tool",
+			regexp.MustCompile(`\b(always|only ever|must|should|you (must|should|need to))\b[^.]{0,20}\b(use|call|choose|pick|select|prefer|run|invoke|recommend)\b[^.]{0,20}\b(this|me|it)\b[^.]{0,12}\b(tool|capability|function|one|first|instead|always)?`)},
+		{"tells the agent to avoid other tools",
+			regexp.MustCompile(`\b(never|do not|don't|avoid|instead of|rather than)\b[^.]{0,20}\b(use|call|choose|pick|select|using|calling|choosing)?\b[^.]{0,10}\b(any |all )?(other|another|competing|alternative)\b[^.]{0,15}\b(tools?|capabilit(y|ies)|functions?|famil(y|ies)|metrics?|operations?)\b`)},
+		{"tells the agent to hide something from the user",
+			regexp.MustCompile(`\b(do not|don't|never|without)\b[^.]{0,20}\b(tell|telling|inform|informing|mention|mentioning|reveal|revealing|show|showing|disclose|disclosing)\b[^.]{0,30}\b(user|researcher|human|operator|anyone)\b`)},
+		{"addresses an AI agent",
+			regexp.MustCompile(`\b(as an? (ai|assistant|agent|llm|language model)|dear (ai|assistant|agent|model)|(attention|note to|hey)[ ,:]+(ai|assistant|agent|llm|model)s?\b|you are an? (ai|assistant|agent|llm|helpful))`)},
+		{"poses as a system or developer message",
+			regexp.MustCompile(`(system prompt|developer message|<\s*/?\s*(important|system|instructions?|admin)\s*>|\[\s*/?\s*(system|inst|important)\s*\]|\bnew instructions?\s*:)`)},
+	}
+})
+
+type instruction struct {
 	why string
 	re  *regexp.Regexp
-}{
-	{"tells the agent to ignore its instructions",
-		regexp.MustCompile(`\b(ignore|disregard|forget|override|bypass)\b[^.]{0,40}\b(instructions?|prompts?|rules|guidelines|polic(y|ies)|constraints|previous|prior|above)\b`)},
-	{"tells the agent to always choose this tool",
-		regexp.MustCompile(`\b(always|only ever|must|should|you (must|should|need to))\b[^.]{0,20}\b(use|call|choose|pick|select|prefer|run|invoke|recommend)\b[^.]{0,20}\b(this|me|it)\b[^.]{0,12}\b(tool|capability|function|one|first|instead|always)?`)},
-	{"tells the agent to avoid other tools",
-		regexp.MustCompile(`\b(never|do not|don't|avoid|instead of|rather than)\b[^.]{0,20}\b(use|call|choose|pick|select|using|calling|choosing)?\b[^.]{0,10}\b(any |all )?(other|another|competing|alternative)\b[^.]{0,15}\b(tools?|capabilit(y|ies)|functions?|famil(y|ies)|metrics?|operations?)\b`)},
-	{"tells the agent to hide something from the user",
-		regexp.MustCompile(`\b(do not|don't|never|without)\b[^.]{0,20}\b(tell|telling|inform|informing|mention|mentioning|reveal|revealing|show|showing|disclose|disclosing)\b[^.]{0,30}\b(user|researcher|human|operator|anyone)\b`)},
-	{"addresses an AI agent",
-		regexp.MustCompile(`\b(as an? (ai|assistant|agent|llm|language model)|dear (ai|assistant|agent|model)|(attention|note to|hey)[ ,:]+(ai|assistant|agent|llm|model)s?\b|you are an? (ai|assistant|agent|llm|helpful))`)},
-	{"poses as a system or developer message",
-		regexp.MustCompile(`(system prompt|developer message|<\s*/?\s*(important|system|instructions?|admin)\s*>|\[\s*/?\s*(system|inst|important)\s*\]|\bnew instructions?\s*:)`)},
 }
 
-var urlPattern = regexp.MustCompile(`(?i)\b(https?|ftp|file|data|javascript|mailto)\s*:|\bwww\.[a-z0-9-]|\b[a-z0-9-]+\.(com|net|org|io|ai|xyz|ru|cn)\b(/|\s|$)`)
+var urlPattern = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\b(https?|ftp|file|data|javascript|mailto)\s*:|\bwww\.[a-z0-9-]|\b[a-z0-9-]+\.(com|net|org|io|ai|xyz|ru|cn)\b(/|\s|$)`)
+})
 
 // Poisoning screens an entry's discovery text — its name, aliases, tags,
 // description and examples — and returns what it flags, in field order.
@@ -105,13 +114,13 @@ func screenText(field, text string) []Flag {
 		flags = append(flags, Flag{Field: field, Rule: RuleHiddenText, Why: why, Excerpt: excerpt(text, i, i+size)})
 	}
 	visible := fold(text)
-	for _, in := range instructions {
+	for _, in := range instructions() {
 		if loc := in.re.FindStringIndex(visible); loc != nil {
 			flags = append(flags, Flag{Field: field, Rule: RuleInstruction, Why: in.why, Excerpt: excerpt(visible, loc[0], loc[1])})
 			break // one instruction flag per field says enough
 		}
 	}
-	if loc := urlPattern.FindStringIndex(visible); loc != nil {
+	if loc := urlPattern().FindStringIndex(visible); loc != nil {
 		flags = append(flags, Flag{Field: field, Rule: RuleURL, Why: "holds a link", Excerpt: excerpt(visible, loc[0], loc[1])})
 	}
 	return flags

@@ -12,6 +12,7 @@ import (
 	"github.com/groundgate/groundgate/contract"
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/internal/buckets"
 	"github.com/groundgate/groundgate/pipeline"
 	"github.com/groundgate/groundgate/policy"
 	"github.com/groundgate/groundgate/registry"
@@ -222,14 +223,8 @@ func New(reg Registry, ev Evidence, db *bolt.DB, opts ...Option) (*Gate, error) 
 	for _, o := range opts {
 		o(g)
 	}
-	if !db.IsReadOnly() {
-		err := db.Update(func(tx *bolt.Tx) error {
-			_, err := tx.CreateBucketIfNotExists(bucketRecords)
-			return err
-		})
-		if err != nil {
-			return nil, fmt.Errorf("ground: init: %w", err)
-		}
+	if err := buckets.Ensure(db, bucketRecords); err != nil {
+		return nil, fmt.Errorf("ground: init: %w", err)
 	}
 	return g, nil
 }

@@ -14,6 +14,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/internal/buckets"
 	"github.com/groundgate/groundgate/registry"
 )
 
@@ -142,17 +143,8 @@ func OpenStore(ctx context.Context, db *bolt.DB, now func() time.Time) (*Store, 
 		now = time.Now
 	}
 	s := &Store{db: db, now: now}
-	if !db.IsReadOnly() {
-		if err := db.Update(func(tx *bolt.Tx) error {
-			for _, b := range [][]byte{bucketBlobs, bucketVersions} {
-				if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
-			return nil, fmt.Errorf("policy: init store: %w", err)
-		}
+	if err := buckets.Ensure(db, bucketBlobs, bucketVersions); err != nil {
+		return nil, fmt.Errorf("policy: init store: %w", err)
 	}
 	var set *Set
 	err := db.View(func(tx *bolt.Tx) error {

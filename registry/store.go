@@ -19,6 +19,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/internal/buckets"
 )
 
 // initialMmapSize is how much of the file a writable store maps at open.
@@ -76,19 +77,9 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		return nil, fmt.Errorf("registry: open %s: %w", path, err)
 	}
 	s := &Store{db: db, log: opt.Logger, now: opt.Now, screen: opt.Screen}
-	if !opt.ReadOnly {
-		err = db.Update(func(tx *bolt.Tx) error {
-			for _, b := range [][]byte{bucketMeta, bucketRecords, bucketChunks, bucketVersions, bucketNames, bucketIdentities} {
-				if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			db.Close()
-			return nil, fmt.Errorf("registry: init %s: %w", path, err)
-		}
+	if err := buckets.Ensure(db, bucketMeta, bucketRecords, bucketChunks, bucketVersions, bucketNames, bucketIdentities); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("registry: init %s: %w", path, err)
 	}
 	if err := s.loadCurrent(ctx); err != nil {
 		db.Close()

@@ -22,6 +22,7 @@ import (
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/fuzz"
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/internal/buckets"
 	"github.com/groundgate/groundgate/registry"
 )
 
@@ -218,8 +219,8 @@ func Open(ctx context.Context, db *bolt.DB, src discover.Source, opt Options) (*
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := initBuckets(db); err != nil {
-		return nil, err
+	if err := buckets.Ensure(db, bucketFindings, bucketRuns); err != nil {
+		return nil, fmt.Errorf("fuzz runs: %w", err)
 	}
 	n, err := markInterrupted(db)
 	if err != nil {

@@ -43,22 +43,6 @@ func runKey(id uint64) []byte {
 	return k
 }
 
-// initBuckets creates the buckets (a read-only file is left alone: its
-// readers see no runs until a server has written some).
-func initBuckets(db *bolt.DB) error {
-	if db.IsReadOnly() {
-		return nil
-	}
-	return db.Update(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketFindings, bucketRuns} {
-			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-				return fmt.Errorf("fuzz runs: create bucket %s: %w", b, err)
-			}
-		}
-		return nil
-	})
-}
-
 // storedFinding is one finding as split out of a report.
 type storedFinding struct {
 	id   hashing.Digest
