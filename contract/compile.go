@@ -72,13 +72,18 @@ func (p *Program) Clauses(ph Phase) []*Compiled {
 // parameters. It fails on the first clause that does not compile; Check
 // reports them all.
 func Compile(c *Contract, kind string, params []Param) (*Program, error) {
+	return compile(nil, c, kind, params)
+}
+
+// compile is Compile, each clause through the cache (nil: none).
+func compile(cache *Cache, c *Contract, kind string, params []Param) (*Program, error) {
 	p := &Program{}
 	if c == nil {
 		return p, nil
 	}
 	for _, ph := range []Phase{Pre, Post} {
 		for _, cl := range c.Clauses(ph) {
-			cc, err := compileClause(kind, ph, params, cl)
+			cc, err := compileIn(cache, kind, ph, params, cl)
 			if err != nil {
 				return nil, fmt.Errorf("%s clause %q: %w", ph, cl.Name, err)
 			}

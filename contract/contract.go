@@ -84,6 +84,18 @@ func (c *Contract) Clauses(p Phase) []Clause {
 // (unknown key, wrong type, syntax, not a bool, too costly). Nil when the
 // contract is sound.
 func Check(c *Contract, kind string, params []Param) []Problem {
+	return check(nil, c, kind, params)
+}
+
+// Check is the package's Check, compiling each clause through the cache: a
+// registry that checks an entry's contract when it first serves it and a
+// gate that then compiles it to evaluate share the work. A nil cache
+// compiles every time.
+func (c *Cache) Check(con *Contract, kind string, params []Param) []Problem {
+	return check(c, con, kind, params)
+}
+
+func check(cache *Cache, c *Contract, kind string, params []Param) []Problem {
 	if c == nil {
 		return nil
 	}
@@ -116,7 +128,7 @@ func Check(c *Contract, kind string, params []Param) []Problem {
 				add(".expr", "longer than %d bytes", MaxExprLen)
 				continue
 			}
-			if _, err := compileClause(kind, ph, params, cl); err != nil {
+			if _, err := compileIn(cache, kind, ph, params, cl); err != nil {
 				add(".expr", "%v", err)
 			}
 		}

@@ -172,15 +172,76 @@ func Format(v any) string {
 // Cache holds compiled contracts by capability identity and kind, so a
 // contract compiles once however many requests and registry versions use
 // it (an identity covers the contract and the parameter schema it is
-// typed against). It is bounded: when full, it starts over.
+// typed against), and compiled clauses by what compiling one depends on,
+// so that checking a contract (Check) and compiling it (Program) parse
+// each clause once. It is bounded: when full, a map starts over.
 type Cache struct {
-	mu  sync.Mutex
-	m   map[string]*Program
-	max int
+	mu      sync.Mutex
+	m       map[string]*Program
+	clauses map[string]compiledClause
+	max     int
 }
 
-// NewCache returns a cache of at most max programs.
-func NewCache(max int) *Cache { return &Cache{m: map[string]*Program{}, max: max} }
+// compiledClause is the outcome of compiling one expression: a clause
+// (whose name and message are the first caller's) or why it does not
+// compile.
+type compiledClause struct {
+	c   *Compiled
+	err error
+}
+
+// NewCache returns a cache of at most max programs and max clauses.
+func NewCache(max int) *Cache {
+	return &Cache{m: map[string]*Program{}, clauses: map[string]compiledClause{}, max: max}
+}
+
+// clauseKey is what compiling an expression depends on, each part
+// length-prefixed.
+func clauseKey(kind string, ph Phase, params []Param, expr string) string {
+	var b strings.Builder
+	str := func(s string) { b.WriteString(strconv.Itoa(len(s))); b.WriteByte(':'); b.WriteString(s) }
+	str(kind)
+	str(string(ph))
+	for _, p := range params {
+		str(p.Name)
+		str(p.Type)
+	}
+	b.WriteByte('|')
+	b.WriteString(expr)
+	return b.String()
+}
+
+// compileIn compiles cl for a capability of the given kind and
+// parameters, once per cache (nil: every time). A clause's compilation depends on the kind, the phase,
+// the parameters' names and types and the expression, not on its name or
+// message: those are the caller's.
+func compileIn(cache *Cache, kind string, ph Phase, params []Param, cl Clause) (*Compiled, error) {
+	if cache == nil {
+		return compileClause(kind, ph, params, cl)
+	}
+	key := clauseKey(kind, ph, params, cl.Expr)
+	cache.mu.Lock()
+	r, ok := cache.clauses[key]
+	cache.mu.Unlock()
+	if !ok {
+		r.c, r.err = compileClause(kind, ph, params, cl)
+		cache.mu.Lock()
+		if len(cache.clauses) >= cache.max {
+			clear(cache.clauses)
+		}
+		cache.clauses[key] = r
+		cache.mu.Unlock()
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	if r.c.Clause == cl {
+		return r.c, nil
+	}
+	c := *r.c // the compiled program is shared; CEL programs are safe for concurrent use
+	c.Clause = cl
+	return &c, nil
+}
 
 // Program returns the compiled contract of the capability with the given
 // identity, compiling it on first use.
@@ -195,7 +256,7 @@ func (c *Cache) Program(identity, kind string, params []Param, con *Contract) (*
 	if ok {
 		return p, nil
 	}
-	p, err := Compile(con, kind, params)
+	p, err := compile(c, con, kind, params)
 	if err != nil {
 		return nil, err
 	}

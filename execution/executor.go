@@ -73,6 +73,10 @@ const (
 
 // Options configure an Executor. The zero value is usable.
 type Options struct {
+	// Contracts compiles the capabilities' contracts; nil: the executor
+	// keeps its own cache. Shared with the gate and the registry, a
+	// contract is parsed once per process.
+	Contracts *contract.Cache
 	// Workers is how many morphisms run at once; zero means
 	// runtime.GOMAXPROCS(0). It changes no result, only the wall time.
 	Workers int
@@ -149,7 +153,11 @@ func New(reg Registry, arts *artifacts.Store, db *bolt.DB, data fs.FS, opt Optio
 	if err := buckets.Ensure(db, Bucket, DigestBucket); err != nil {
 		return nil, fmt.Errorf("execution: create bucket: %w", err)
 	}
-	return &Executor{contracts: contract.NewCache(1024), facts: map[hashing.Digest]map[string]policy.Value{}, factsToken: make(chan struct{}, 1), reg: reg, arts: arts, db: db, data: data, opt: opt, log: opt.Logger,
+	contracts := opt.Contracts
+	if contracts == nil {
+		contracts = contract.NewCache(1024)
+	}
+	return &Executor{contracts: contracts, facts: map[hashing.Digest]map[string]policy.Value{}, factsToken: make(chan struct{}, 1), reg: reg, arts: arts, db: db, data: data, opt: opt, log: opt.Logger,
 		slots: make(chan struct{}, opt.MaxConcurrent)}, nil
 }
 

@@ -181,14 +181,15 @@ type Outcome struct {
 
 // Gate is Γ. It is safe for concurrent use.
 type Gate struct {
-	reg      Registry
-	ev       Evidence
-	db       *bolt.DB
-	log      *slog.Logger
-	checks   []Check
-	cache    *evidenceCache
-	policies Policies
-	pcheck   *policyCheck
+	reg       Registry
+	ev        Evidence
+	db        *bolt.DB
+	log       *slog.Logger
+	checks    []Check
+	cache     *evidenceCache
+	contracts *contract.Cache
+	policies  Policies
+	pcheck    *policyCheck
 	// advisor, when set, serves RepairLLM within adviceBudget.
 	advisor      Advisor
 	adviceBudget AdviceBudget
@@ -214,15 +215,21 @@ func WithPolicies(ps Policies, checker *policy.Checker, facts DataFacts) Option 
 // WithLogger sets the gate's logger (discarding by default).
 func WithLogger(l *slog.Logger) Option { return func(g *Gate) { g.log = l } }
 
+// WithContracts compiles the capabilities' contracts with c, a cache the
+// registry's entry checks and the executor may share, so that a contract
+// is parsed once per process. Without it the gate keeps its own.
+func WithContracts(c *contract.Cache) Option { return func(g *Gate) { g.contracts = c } }
+
 var bucketRecords = []byte("ground.records")
 
 // New returns a gate that keeps its records in db (the registry's file).
 func New(reg Registry, ev Evidence, db *bolt.DB, opts ...Option) (*Gate, error) {
-	g := &Gate{reg: reg, ev: ev, db: db, log: slog.New(slog.NewTextHandler(io.Discard, nil)), cache: newEvidenceCache()}
-	g.checks = []Check{requestCheck{}, evidenceCheck{g}, groundingCheck{}, identityCheck{}, paramsCheck{}, contractCheck{contract.NewCache(1024)}}
+	g := &Gate{reg: reg, ev: ev, db: db, log: slog.New(slog.NewTextHandler(io.Discard, nil)), cache: newEvidenceCache(), contracts: contract.NewCache(1024)}
 	for _, o := range opts {
 		o(g)
 	}
+	// Γ's own checks first, then WithChecks' in the order given.
+	g.checks = append([]Check{requestCheck{}, evidenceCheck{g}, groundingCheck{}, identityCheck{}, paramsCheck{}, contractCheck{g.contracts}}, g.checks...)
 	if err := buckets.Ensure(db, bucketRecords); err != nil {
 		return nil, fmt.Errorf("ground: init: %w", err)
 	}

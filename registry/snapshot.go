@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/groundgate/groundgate/contract"
 	"github.com/groundgate/groundgate/hashing"
 )
 
@@ -60,8 +61,9 @@ type Snapshot struct {
 	// checks, parallel to caps, holds each entry's own check (decode.go),
 	// made on first read by name or identity. Entries shared between
 	// versions share it.
-	checks []*entryCheck
-	log    *slog.Logger // told when an entry fails its check; may be nil
+	checks    []*entryCheck
+	log       *slog.Logger    // told when an entry fails its check; may be nil
+	contracts *contract.Cache // compiles contracts for the checks; may be nil
 }
 
 // entryCheck is the outcome of one entry's own check.
@@ -178,6 +180,7 @@ func (s *Snapshot) with(info VersionInfo, changed []item) *Snapshot {
 		checks:     slices.Clone(s.checks),
 		bkts:       s.bkts,
 		log:        s.log,
+		contracts:  s.contracts,
 		byName:     s.byName,
 		byIdentity: s.byIdentity,
 		share:      &shareIndex{},
@@ -270,7 +273,7 @@ func (s *Snapshot) check(i int) error {
 	}
 	c := s.caps[i]
 	var err error
-	if id, cerr := checkEntry(c.Entry, s.recs[i], nil); cerr != nil {
+	if id, cerr := checkEntry(c.Entry, s.recs[i], &validator{cache: s.contracts}); cerr != nil {
 		err = cerr
 	} else if id != c.Identity {
 		err = fmt.Errorf("version %d lists %q with identity %s, its record %s has identity %s", s.Info.Version, c.Name, c.Identity, s.recs[i], id)

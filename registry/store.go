@@ -18,6 +18,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/groundgate/groundgate/contract"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/internal/buckets"
 )
@@ -40,16 +41,22 @@ type Options struct {
 	// refuses the write. The server sets it to refuse discovery text that
 	// addresses agents (fuzz.Screen); it should wrap ErrInvalidEntry.
 	Screen func(Entry) error
+	// Contracts, when set, compiles the contracts of entries checked on
+	// their first read. Given the cache the gate and the executor compile
+	// with, a contract's clauses are parsed once per process, not once to
+	// check the entry and again to evaluate it. Nil: each check compiles.
+	Contracts *contract.Cache
 }
 
 // Store is the bbolt-backed registry. It is safe for concurrent use.
 type Store struct {
-	db      *bolt.DB
-	log     *slog.Logger
-	now     func() time.Time
-	writeMu sync.Mutex // orders commits with snapshot publication
-	screen  func(Entry) error
-	current atomic.Pointer[Snapshot]
+	db        *bolt.DB
+	log       *slog.Logger
+	now       func() time.Time
+	writeMu   sync.Mutex // orders commits with snapshot publication
+	screen    func(Entry) error
+	contracts *contract.Cache
+	current   atomic.Pointer[Snapshot]
 }
 
 // Open opens (creating if needed) the registry in the bbolt file at path.
@@ -76,7 +83,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("registry: open %s: %w", path, err)
 	}
-	s := &Store{db: db, log: opt.Logger, now: opt.Now, screen: opt.Screen}
+	s := &Store{db: db, log: opt.Logger, now: opt.Now, screen: opt.Screen, contracts: opt.Contracts}
 	if err := buckets.Ensure(db, bucketMeta, bucketRecords, bucketChunks, bucketVersions, bucketNames, bucketIdentities); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("registry: init %s: %w", path, err)
@@ -113,7 +120,7 @@ func (s *Store) loadCurrent(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("registry: load current version: %w", err)
 	}
-	snap.log = s.log
+	snap.log, snap.contracts = s.log, s.contracts
 	s.current.Store(snap)
 	return nil
 }
@@ -139,7 +146,7 @@ func (s *Store) Version(ctx context.Context, n uint64) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	snap.log = s.log
+	snap.log, snap.contracts = s.log, s.contracts
 	return snap, nil
 }
 
@@ -353,7 +360,7 @@ func (s *Store) commit(ctx context.Context, op string, preps []prepared) (*Snaps
 		Created:  s.now().UTC().Truncate(time.Millisecond),
 	}
 	snap := cur.with(info, changedItems)
-	snap.log = s.log
+	snap.log, snap.contracts = s.log, s.contracts
 	if !sameIDs {
 		snap.Info.Registry = registryHash(snap.Identities())
 	}

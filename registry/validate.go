@@ -146,6 +146,9 @@ func entryLabel(e Entry) string {
 // concurrent use (forEach gives each goroutine its own).
 type validator struct {
 	contracts map[string][]contract.Problem
+	// cache, when set, compiles the clauses instead (it remembers them
+	// across batches and is safe for concurrent use).
+	cache *contract.Cache
 }
 
 // contractProblems is contract.Check of e's contract, remembered by
@@ -154,6 +157,9 @@ type validator struct {
 func (v *validator) contractProblems(e Entry) []contract.Problem {
 	if e.Sem.Contract == nil || v == nil {
 		return contract.Check(e.Sem.Contract, string(e.Kind), e.ContractParams())
+	}
+	if v.cache != nil {
+		return v.cache.Check(e.Sem.Contract, string(e.Kind), e.ContractParams())
 	}
 	var k []byte
 	str := func(s string) { k = append(strconv.AppendInt(k, int64(len(s)), 10), ':'); k = append(k, s...) }

@@ -21,6 +21,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/groundgate/groundgate/attest"
+	"github.com/groundgate/groundgate/contract"
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/execution"
 	"github.com/groundgate/groundgate/fuzz"
@@ -137,7 +138,10 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	if _, serr := os.Stat(cfg.DB); errors.Is(serr, fs.ErrNotExist) {
 		created = true
 	}
-	ropt := registry.Options{Logger: cfg.Logger, Timeout: LockWait}
+	// One contract cache for the registry's entry checks, the executor
+	// and the gate: each contract is parsed once.
+	contracts := contract.NewCache(1024)
+	ropt := registry.Options{Logger: cfg.Logger, Timeout: LockWait, Contracts: contracts}
 	if cfg.RefusePoisonedDisc {
 		ropt.Screen = fuzz.Screen
 	}
@@ -161,13 +165,14 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	debug.FreeOSMemory()
 	xopt := cfg.Exec
 	xopt.Logger = cfg.Logger
+	xopt.Contracts = contracts
 	if m.Exec, err = NewExecutor(m.Store, m.data, xopt); err != nil {
 		return nil, err
 	}
 	if m.Policies, m.pool, m.Checker, err = OpenPolicies(ctx, m.Store, cfg.Solver, cfg.PolicyTimeout); err != nil {
 		return nil, err
 	}
-	gopts := []ground.Option{ground.WithLogger(cfg.Logger), ground.WithPolicies(m.Policies, m.Checker, m.Exec)}
+	gopts := []ground.Option{ground.WithLogger(cfg.Logger), ground.WithPolicies(m.Policies, m.Checker, m.Exec), ground.WithContracts(contracts)}
 	if cfg.Advisor != nil {
 		gopts = append(gopts, ground.WithAdvisor(cfg.Advisor, cfg.AdviceBudget))
 	}
@@ -353,13 +358,19 @@ const (
 // OpenRegistry opens the registry at path. A new database is seeded with
 // the built-in catalog, exactly as `groundgate serve` does.
 func OpenRegistry(ctx context.Context, path string, mode OpenMode) (*registry.Store, error) {
+	return openRegistry(ctx, path, mode, nil)
+}
+
+// openRegistry is OpenRegistry, the entries' checks compiling contracts
+// with contracts (nil: their own).
+func openRegistry(ctx context.Context, path string, mode OpenMode, contracts *contract.Cache) (*registry.Store, error) {
 	if mode == OpenReadOnly {
 		if _, err := os.Stat(path); err == nil {
-			s, err := registry.Open(ctx, path, registry.Options{ReadOnly: true, Timeout: LockWait})
+			s, err := registry.Open(ctx, path, registry.Options{ReadOnly: true, Timeout: LockWait, Contracts: contracts})
 			return s, HintLocked(err, path)
 		}
 	}
-	s, err := registry.Open(ctx, path, registry.Options{Timeout: LockWait})
+	s, err := registry.Open(ctx, path, registry.Options{Timeout: LockWait, Contracts: contracts})
 	if err != nil {
 		return nil, HintLocked(err, path)
 	}
@@ -451,7 +462,10 @@ func openEngines(ctx context.Context, db string, data *DataRoot) (_ *Engines, er
 			e.Close()
 		}
 	}()
-	if e.Store, err = OpenRegistry(ctx, db, OpenWrite); err != nil {
+	// One contract cache for the registry's entry checks, the executor
+	// and the gate: each contract is parsed once.
+	contracts := contract.NewCache(1024)
+	if e.Store, err = openRegistry(ctx, db, OpenWrite, contracts); err != nil {
 		return nil, err
 	}
 	// One-shot commands rarely need the keyword tier's text index: it is
@@ -459,13 +473,13 @@ func openEngines(ctx context.Context, db string, data *DataRoot) (_ *Engines, er
 	if e.Disc, err = discover.New(ctx, e.Store, e.Store.DB(), discover.Options{LazyText: true, TextIndexDir: discover.DefaultTextIndexDir(db)}); err != nil {
 		return nil, err
 	}
-	if e.Exec, err = NewExecutor(e.Store, e.data, execution.Options{}); err != nil {
+	if e.Exec, err = NewExecutor(e.Store, e.data, execution.Options{Contracts: contracts}); err != nil {
 		return nil, err
 	}
 	if e.Policies, e.pool, e.Checker, err = OpenPolicies(ctx, e.Store, "", 0); err != nil {
 		return nil, err
 	}
-	if e.Gate, err = ground.New(e.Store, e.Disc, e.Store.DB(), ground.WithPolicies(e.Policies, e.Checker, e.Exec)); err != nil {
+	if e.Gate, err = ground.New(e.Store, e.Disc, e.Store.DB(), ground.WithPolicies(e.Policies, e.Checker, e.Exec), ground.WithContracts(contracts)); err != nil {
 		return nil, err
 	}
 	return e, nil

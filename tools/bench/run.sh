@@ -5,7 +5,8 @@
 #
 #   cli   `groundgate discover` and `groundgate ground` as whole processes
 #         (hyperfine, with warm-up) vs boltopen, a Go binary that only
-#         opens the same bbolt file;
+#         opens the same bbolt file; and `groundgate --help`, which opens
+#         nothing: what starting the binary costs (its packages' init);
 #   http  server CPU per request (utime+stime of the server from
 #         /proc/PID/stat before and after N requests; the load client keeps
 #         4 connections alive) and throughput, for POST /v1/discover,
@@ -163,9 +164,10 @@ if want cli; then
   for i in "${!bins[@]}"; do
     db=$tmp/cli$i.db
     id=$("${bins[$i]}" discover --db "$db" "$prompt" | jq -r .id)
-    names+=("discover$i" "ground$i")
+    names+=("discover$i" "ground$i" "start$i")
     cmds+=("${bins[$i]} discover --db $db '$prompt'"
-      "${bins[$i]} ground --db $db --request $tmp/request.json --discovery $id")
+      "${bins[$i]} ground --db $db --request $tmp/request.json --discovery $id"
+      "${bins[$i]} --help")
   done
   for r in $(seq "$cli_rounds"); do
     args=(-N --warmup 1 --runs "$cli_runs" --export-json "$tmp/hf.json" -n boltopen "$tmp/boltopen $tmp/cli0.db")
@@ -177,6 +179,7 @@ if want cli; then
   for i in "${!bins[@]}"; do
     row "discover, whole process${labels[$i]}" "cli_discover$i" %.1f " ms" cli_boltopen "≤ 8 ms, ≤ 4× baseline (paper 13.6 ms)"
     row "ground, whole process${labels[$i]}" "cli_ground$i" %.1f " ms" cli_boltopen "≤ 8 ms (paper 13.2 ms)"
+    row "start only: --help, no file${labels[$i]}" "cli_start$i" %.1f " ms" cli_boltopen "(the binary's floor)"
   done
   echo
   echo "== whole process (hyperfine -N, warm-up; baseline: boltopen on the same bbolt file)"
