@@ -285,6 +285,22 @@ func (d *Discoverer) Ready() error {
 	return d.cur.text.state()
 }
 
+// Sync brings the index to the registry's current version and waits until
+// every tier answers: the keyword tier's text index made and, when it is
+// kept on disk, stamped with that version. A command that changes the
+// registry calls it before it closes, so that the next start opens the
+// index instead of building it.
+func (d *Discoverer) Sync(ctx context.Context) error {
+	x, unlock, err := d.current(ctx)
+	if err != nil {
+		return err
+	}
+	text := x.text
+	unlock()
+	_, err = text.wait(ctx)
+	return err
+}
+
 // current returns the index of the current registry version, read-locked;
 // the caller calls unlock when done with it.
 func (d *Discoverer) current(ctx context.Context) (*index, func(), error) {

@@ -200,10 +200,14 @@ func (x *index) close() {
 func (x *index) version() uint64 { return x.snap.Version() }
 
 // canUpdateTo reports whether next can be reached by re-indexing the names
-// its version changed.
+// its version changed. A change of more names than the index holds (a bulk
+// load) is built afresh instead: a build is faster than an update of as
+// many documents, and it leaves the tiers that do not need the text index
+// answering while it runs.
 func (x *index) canUpdateTo(next *registry.Snapshot) bool {
 	// An index on disk needs no compaction: scorch merges its segments.
-	return next.Info.Parent == x.version() && next.Version() > x.version() && (x.updates < compactAfter || x.disk != nil)
+	return next.Info.Parent == x.version() && next.Version() > x.version() && (x.updates < compactAfter || x.disk != nil) &&
+		len(next.Info.Change.Names) <= max(batchSize, len(x.entries))
 }
 
 // update re-indexes the names next's version changed. On error the index
@@ -220,10 +224,18 @@ func (x *index) update(ctx context.Context, next *registry.Snapshot) error {
 			return err
 		}
 	}
+	// In batches of batchSize, as a build indexes: one batch of a bulk
+	// load's 100,000 documents took 3.4 GB.
 	batch := bl.NewBatch()
 	for _, name := range next.Info.Change.Names {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if batch.Size() >= batchSize {
+			if err := bl.Batch(batch); err != nil {
+				return fmt.Errorf("discover: index batch: %w", err)
+			}
+			batch.Reset()
 		}
 		if old, ok := x.entries[name]; ok {
 			x.remove(old)

@@ -193,3 +193,75 @@ func TestLazyText(t *testing.T) {
 		t.Fatal("a keyword look-up returned before the text index was made")
 	}
 }
+
+// TestSync: a command that changes the registry leaves the kept index at
+// the new version (what `registry put` does), updating it in place for a
+// small change and building it afresh for a change of more names than it
+// holds (a bulk load); either way a restart opens it, and it answers as
+// an index built in memory does.
+func TestSync(t *testing.T) {
+	ctx := context.Background()
+	s, _ := mustOpenStore(t)
+	dir := filepath.Join(t.TempDir(), "text")
+	open := func(lazy bool) *Discoverer {
+		t.Helper()
+		d, err := New(ctx, s, s.DB(), Options{TextIndexDir: dir, LazyText: lazy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { d.Close() })
+		return d
+	}
+	stamped := func() textStamp {
+		t.Helper()
+		st, ok := (&textDir{path: dir}).readStamp()
+		if !ok {
+			t.Fatal("no stamp")
+		}
+		return st
+	}
+
+	// A small change, as `registry put` makes it: the discoverer opened
+	// lazily before the change, synced after it.
+	d := open(true)
+	mom, _ := s.Current().Get("MOM_WZS")
+	e := mom.Entry
+	e.Disc.Aliases = append(slices.Clone(e.Disc.Aliases), "winners keep on winning")
+	if _, err := s.Put(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	small := stamped()
+	if small.Version != s.Current().Version() || d.cur.updates != 1 || small.Dir != d.cur.text.dir {
+		t.Fatalf("after a small change: stamp %+v, %d updates, index in %s; want version %d updated in place",
+			small, d.cur.updates, d.cur.text.dir, s.Current().Version())
+	}
+	d.Close()
+
+	// A bulk change: more names than the index holds.
+	n := max(batchSize, len(s.Current().Capabilities())) + 1
+	d = open(true)
+	if _, _, err := s.Apply(ctx, syntheticEntries(n)); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	bulk := stamped()
+	if bulk.Version != s.Current().Version() || d.cur.updates != 0 || bulk.Dir == small.Dir || bulk.Dir != d.cur.text.dir {
+		t.Fatalf("after a bulk change of %d names: stamp %+v, %d updates, index in %s; want version %d built afresh",
+			n, bulk, d.cur.updates, d.cur.text.dir, s.Current().Version())
+	}
+	d.Close()
+
+	d = open(false)
+	if got := readyText(t, d); got != bulk.Dir {
+		t.Fatalf("restart built %s, want the synced %s opened", got, bulk.Dir)
+	}
+	terms := append(probeTerms(s.Current()), "winners keep on winning")
+	m := mustNew(t, s)
+	defer m.Close()
+	diffResults(t, "synced vs in memory", snapshotResults(t, m, terms, nil), snapshotResults(t, d, terms, nil))
+}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"text/tabwriter"
 
+	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/internal/app"
 	"github.com/groundgate/groundgate/registry"
 )
@@ -116,7 +117,7 @@ func (r *registryCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 		}
 		return cli.printJSON(snap.Export())
 	case "put":
-		return put(ctx, cli, s, pos[0])
+		return put(ctx, cli, s, *db, pos[0])
 	}
 	return nil
 }
@@ -143,7 +144,7 @@ func verify(ctx context.Context, cli *CLI, db string) error {
 	return nil
 }
 
-func put(ctx context.Context, cli *CLI, s *registry.Store, file string) error {
+func put(ctx context.Context, cli *CLI, s *registry.Store, db, file string) error {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return err
@@ -166,6 +167,16 @@ func put(ctx context.Context, cli *CLI, s *registry.Store, file string) error {
 	if err != nil {
 		return err
 	}
+	// The keyword tier's index kept beside the file follows the registry:
+	// opened (only if needed) at the version before the change, then
+	// updated with the names the change touches, so that the next start
+	// opens it instead of building it (at 100,000 entries, seconds instead
+	// of tens of seconds before the server is ready).
+	d, err := discover.New(ctx, s, s.DB(), discover.Options{LazyText: true, TextIndexDir: discover.DefaultTextIndexDir(db)})
+	if err != nil {
+		return err
+	}
+	defer d.Close()
 	v, changed, err := s.Apply(ctx, entries)
 	if err != nil {
 		return err
@@ -180,5 +191,9 @@ func put(ctx context.Context, cli *CLI, s *registry.Store, file string) error {
 		fmt.Fprintf(cli.Stdout, "stored %s %s\n", name, c.Identity)
 	}
 	fmt.Fprintf(cli.Stdout, "version %d, registry %s\n", v, cur.Registry())
+	if err := d.Sync(ctx); err != nil {
+		// The version is stored; only the next start's speed is at stake.
+		fmt.Fprintf(cli.Stderr, "groundgate registry put: the discovery index was not updated (the next start rebuilds it): %v\n", err)
+	}
 	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/internal/app"
 )
 
@@ -177,5 +179,33 @@ func TestRegistryVersionZeroCLI(t *testing.T) {
 	}
 	if code, _, _ := runCLI(t, "registry", "version", "--db", db, "1"); code != 0 {
 		t.Errorf("registry version 1: exit %d", code)
+	}
+}
+
+// registry put leaves the keyword tier's kept index stamped with the
+// version it stored, so that the next start opens it instead of building it.
+func TestRegistryPutKeepsTextIndex(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "g.db")
+	entry := filepath.Join(t.TempDir(), "e.json")
+	if err := os.WriteFile(entry, []byte(`{"name":"CHOP_7",`+entryBody[1:]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI(t, "registry", "put", "--db", db, entry)
+	if code != 0 || !strings.Contains(stdout, "version 2,") {
+		t.Fatalf("registry put: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	raw, err := os.ReadFile(filepath.Join(discover.DefaultTextIndexDir(db), "current.json"))
+	if err != nil {
+		t.Fatalf("no stamped text index after registry put: %v", err)
+	}
+	var stamp struct {
+		Version uint64 `json:"version"`
+		Dir     string `json:"dir"`
+	}
+	if err := json.Unmarshal(raw, &stamp); err != nil || stamp.Version != 2 {
+		t.Fatalf("stamp %s (%v), want version 2", raw, err)
+	}
+	if _, err := os.Stat(filepath.Join(discover.DefaultTextIndexDir(db), stamp.Dir)); err != nil {
+		t.Fatalf("the stamped index: %v", err)
 	}
 }
