@@ -8,13 +8,15 @@
 //	<!-- slow: REASON -->      run only when GROUNDGATE_DOCS_SLOW=1
 //	                           (reproducibility/verify_all.sh sets it)
 //
-// Each document's blocks run in order in one `bash -euo pipefail`, in a
-// scratch copy of the repository, with groundgate built from this tree on
-// the PATH (and GOBIN pointing there, so `go install ./cmd/groundgate`
-// lands there too) and ./groundgate.db created as the README's set-up
-// creates it, against a `groundgate serve` started on a free loopback
-// port with a temporary database; `localhost:8080` in a block is rewritten
-// to that port, and GROUNDGATE_ADMIN_TOKEN is the server's token in both.
+// Each document's blocks run in order in one `bash -euo pipefail`, in the
+// document's own scratch copy of the repository (what git ignores left
+// out), with groundgate built from this tree on the PATH (and GOBIN
+// pointing there, so `go install ./cmd/groundgate` lands there too) and
+// ./groundgate.db created as the README's set-up creates it, against the
+// document's own `groundgate serve` started on a free loopback port with a
+// temporary database; `localhost:8080` in a block is rewritten to that
+// port, and GROUNDGATE_ADMIN_TOKEN is the server's token in both.
+// Documents run side by side, as many at a time as -parallel allows.
 // A block that exits non-zero fails the test, naming its file and line.
 // A block's claims must be able to make it exit non-zero: TestDocClaims
 // refuses a `test … && …` (set -e ignores its failure) and a curl that
@@ -205,7 +207,10 @@ func TestDocBlocksMarked(t *testing.T) {
 	}
 }
 
-// TestDocs runs the blocks.
+// TestDocs runs the blocks. Documents run side by side, at most
+// -parallel (GOMAXPROCS by default) at a time: each in its own scratch copy
+// against its own server, so no document sees another's files or writes,
+// and a document passes alone exactly as it passes in the suite.
 func TestDocs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every documented command: not in -short mode")
@@ -216,12 +221,12 @@ func TestDocs(t *testing.T) {
 	}
 	blocks := allBlocks(t, root)
 	slow := os.Getenv("GROUNDGATE_DOCS_SLOW") == "1"
+	// The subtests run after TestDocs returns: cancel at its cleanup, not
+	// at its return.
 	ctx, cancel := context.WithTimeout(context.Background(), 9*time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
 
-	tmp := t.TempDir()
-	bin := filepath.Join(tmp, "bin")
-	work := filepath.Join(tmp, "repo")
+	bin := filepath.Join(t.TempDir(), "bin")
 	// Built as the documents' own `go install ./cmd/groundgate` builds it in
 	// the scratch copy (-trimpath, and no VCS stamp: the copy has no .git),
 	// so that install finds the binary up to date instead of compiling every
@@ -231,19 +236,19 @@ func TestDocs(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/groundgate: %v\n%s", err, out)
 	}
-	if err := copyTree(root, work); err != nil {
+	// One scratch copy, with ./groundgate.db created as the README's set-up
+	// creates it in the repository root; each document gets a copy of it.
+	template := filepath.Join(t.TempDir(), "repo")
+	if err := copyTree(root, template); err != nil {
 		t.Fatal(err)
 	}
-	// The reader has done the README's set-up in the repository root,
-	// which created and seeded ./groundgate.db.
 	seed := exec.CommandContext(ctx, filepath.Join(bin, "groundgate"), "registry", "export", "--db", "groundgate.db")
-	seed.Dir = work
+	seed.Dir = template
 	if out, err := seed.CombinedOutput(); err != nil {
 		t.Fatalf("seeding groundgate.db: %v\n%.2000s", err, out)
 	}
-	token := randomToken(t)
-	addr := startServer(t, filepath.Join(bin, "groundgate"), filepath.Join(tmp, "server.db"), token)
 
+	token := randomToken(t)
 	env := append(os.Environ(),
 		"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"GOBIN="+bin,
@@ -275,6 +280,17 @@ func TestDocs(t *testing.T) {
 					t.Skip(msg)
 				}
 			}
+			t.Parallel()
+			tmp := t.TempDir()
+			work := filepath.Join(tmp, "repo")
+			// copyTree leaves out every .db: copy the seeded one by hand.
+			if err := copyTree(template, work); err != nil {
+				t.Fatal(err)
+			}
+			if err := copyFile(filepath.Join(template, "groundgate.db"), filepath.Join(work, "groundgate.db")); err != nil {
+				t.Fatal(err)
+			}
+			addr := startServer(t, filepath.Join(bin, "groundgate"), filepath.Join(tmp, "server.db"), token)
 			t0 := time.Now()
 			out, at, err := runBlocks(ctx, run, addr, work, env)
 			t.Logf("%d blocks in %.1fs; output:\n%s", len(run), time.Since(t0).Seconds(), tail(out, 6000))
@@ -475,34 +491,138 @@ func tail(s string, n int) string {
 }
 
 // copyTree copies the repository at src to dst: everything but .git, the
-// generated results and database files.
+// generated results, database files and whatever else git ignores (built
+// binaries, tools/node_modules): what a clone with the reader's own edits
+// holds.
 func copyTree(src, dst string) error {
+	ignored, err := gitIgnored(src)
+	if err != nil {
+		return err
+	}
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		rel, _ := filepath.Rel(src, p)
 		slash := filepath.ToSlash(rel)
-		if d.IsDir() && (slash == ".git" || slash == "reproducibility/results") {
+		if d.IsDir() && (slash == ".git" || slash == "reproducibility/results" || ignored[slash+"/"]) {
 			return filepath.SkipDir
 		}
 		target := filepath.Join(dst, rel)
 		switch {
 		case d.IsDir():
 			return os.MkdirAll(target, 0o755)
-		case !d.Type().IsRegular(), strings.HasSuffix(p, ".db"):
+		// .git is a file in a linked work tree (git worktree add): a copy of
+		// it would make the scratch copy that work tree to git and to go's
+		// VCS stamping.
+		case !d.Type().IsRegular(), slash == ".git", strings.HasSuffix(p, ".db"), ignored[slash]:
 			return nil
 		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, info.Mode().Perm())
+		return copyFile(p, target)
 	})
+}
+
+// copyFile copies the regular file src to dst with its permission bits.
+func copyFile(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	info, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, info.Mode().Perm())
+}
+
+// gitIgnored lists what git ignores in the work tree at dir, relative and
+// slash-separated, directories with a trailing slash; nothing when dir is
+// not a git work tree (an unpacked archive) or git is not installed.
+func gitIgnored(dir string) (map[string]bool, error) {
+	if _, err := exec.LookPath("git"); err != nil {
+		return nil, nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git")); err != nil {
+		return nil, nil
+	}
+	cmd := exec.Command("git", "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("git ls-files in %s: %w", dir, err)
+	}
+	ignored := map[string]bool{}
+	for _, f := range strings.Split(string(out), "\x00") {
+		if f != "" {
+			ignored[f] = true
+		}
+	}
+	return ignored, nil
+}
+
+// The scratch copy leaves out what git ignores (in the repository that is
+// hundreds of MB of node_modules and built binaries), .git and databases,
+// and keeps everything else, untracked files too; from a linked work tree
+// (whose .git is a file) as from the main one.
+func TestCopyTree(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		fail, msg := missingTool(os.Getenv("CI") != "", "TestCopyTree", "git")
+		if fail {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	git := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	write := func(root string, files map[string]string) {
+		t.Helper()
+		for name, body := range files {
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(root, name)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(root, name), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	src := t.TempDir()
+	git(src, "init", "-q")
+	write(src, map[string]string{".gitignore": "/ignored/\n*.bin\n", "a.txt": "a"})
+	git(src, "add", ".")
+	git(src, "commit", "-q", "-m", "x")
+	linked := filepath.Join(t.TempDir(), "wt")
+	git(src, "worktree", "add", "-q", linked)
+	untracked := map[string]string{"sub/b.txt": "b", "ignored/x.txt": "x", "sub/y.bin": "y", "g.db": "db"}
+	write(src, untracked)
+	write(linked, untracked)
+
+	for _, from := range []string{src, linked} {
+		dst := t.TempDir()
+		if err := copyTree(from, dst); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		err := filepath.WalkDir(dst, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				rel, _ := filepath.Rel(dst, p)
+				got = append(got, filepath.ToSlash(rel))
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(got)
+		if want := []string{".gitignore", "a.txt", "sub/b.txt"}; !slices.Equal(got, want) {
+			t.Errorf("from %s: copied %v, want %v", from, got, want)
+		}
+	}
 }
 
 func randomToken(t *testing.T) string {

@@ -156,6 +156,46 @@ func (s *server) stop(timeout time.Duration) error {
 	}
 }
 
+// verifyRun is a `registry verify` running in the background on a copy of
+// the database as one round's crash left it.
+type verifyRun struct {
+	round int
+	done  chan struct{}
+	out   string
+	err   error
+	took  time.Duration
+}
+
+// startVerify copies db (its server is dead) and verifies the copy in the
+// background; the copy is removed once verified.
+func startVerify(t *testing.T, bin, db string, round int) *verifyRun {
+	t.Helper()
+	cp := fmt.Sprintf("%s.round%d", db, round)
+	b, err := os.ReadFile(db)
+	if err == nil {
+		err = os.WriteFile(cp, b, 0o600)
+	}
+	if err != nil {
+		t.Fatalf("round %d: copying the crashed file: %v", round, err)
+	}
+	v := &verifyRun{round: round, done: make(chan struct{})}
+	go func() {
+		defer close(v.done)
+		t0 := time.Now()
+		v.out, v.err = verifyFile(t.Context(), bin, cp)
+		v.took = time.Since(t0)
+		os.Remove(cp)
+	}()
+	return v
+}
+
+// wait returns once the verify has ended; a nil run has.
+func (v *verifyRun) wait() {
+	if v != nil {
+		<-v.done
+	}
+}
+
 // verifyFile runs `groundgate registry verify --db FILE` and returns its
 // combined output and error (non-nil on a non-zero exit).
 func verifyFile(ctx context.Context, bin, db string) (string, error) {
