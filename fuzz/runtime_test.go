@@ -499,7 +499,9 @@ func TestRuntimeStuck(t *testing.T) {
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
 	rt.Exec = &faulty{Executor: rt.Exec, stuck: release}
-	rt.CaseTimeout = 100 * time.Millisecond
+	// Long enough that no sound case reaches it on a loaded box (100 ms did, at
+	// a load average of 14 on 2 cores): only the stuck one may.
+	rt.CaseTimeout = 2 * time.Second
 	began := time.Now()
 	rep := g.run(t, context.Background(), rt, 1)
 	if rep.Complete || rep.Runtime.Ran >= rep.Runtime.Cases {
