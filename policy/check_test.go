@@ -629,12 +629,15 @@ func TestWideGridManyPolicies(t *testing.T) {
 	}
 	pool := smt.NewPool(smt.Z3(), 1)
 	defer pool.Close()
-	rs, err := NewChecker(pool, 0).Check(context.Background(), cs, Request{Family: "F", Params: map[string][]Value{"leverage": lev}})
+	// What is decided is the point, not how fast: the default 2 s per query
+	// was not enough at a load average of 14 on 2 cores.
+	const timeout = 30 * time.Second
+	rs, err := NewChecker(pool, timeout).Check(context.Background(), cs, Request{Family: "F", Params: map[string][]Value{"leverage": lev}})
 	if err != nil || len(rs) != 0 {
 		t.Fatalf("every cap is above the grid: %v %+v", err, rs)
 	}
 	lev = append(lev[:63], Num(64.75)) // above cap000's 64.5 only
-	rs, err = NewChecker(pool, 0).Check(context.Background(), cs, Request{Family: "F", Params: map[string][]Value{"leverage": lev}})
+	rs, err = NewChecker(pool, timeout).Check(context.Background(), cs, Request{Family: "F", Params: map[string][]Value{"leverage": lev}})
 	if err != nil || len(rs) != 1 || rs[0].Policy != "cap000" || rs[0].Reason != ReasonViolated {
 		t.Fatalf("one cap below the grid's top: %v %+v", err, rs)
 	}
