@@ -68,32 +68,36 @@ var fillerWords = strings.Fields(`
 
 // Vocabulary is the set of phrases term extraction looks for: the folded
 // names, aliases and tags of a registry version, plus the inversion cues.
-// A Vocabulary is immutable once built and safe for concurrent use.
+// A Vocabulary is safe for concurrent use. NewVocabulary's is immutable;
+// an index's changes with the index, under the index's lock.
 type Vocabulary struct {
-	an      *textAnalyzer
-	phrases map[string]int32 // keys of phrases, words joined by " " → references (entries, cues)
-	maxLen  int              // longest phrase, in words
-	cues    map[string]bool  // keys of inversion cues
-	filler  map[string]bool  // keys of filler words
+	an *textAnalyzer
+	// terms, for the vocabulary of an index, holds the phrases of its
+	// entries: every key a tier lists an entry under. It changes with the
+	// index, under the index's lock; nil for NewVocabulary.
+	terms   *phraseTable
+	phrases map[string]bool // keys of other phrases (NewVocabulary's, the cues), words joined by " "
+	maxLen  int             // longest of phrases, in words
+	cues    map[string]bool // keys of inversion cues
+	filler  map[string]bool // keys of filler words
 }
 
 // NewVocabulary builds a vocabulary of the given phrases (names, aliases,
 // tags); the inversion cues are always part of it.
 func NewVocabulary(phrases ...string) *Vocabulary {
-	return newVocabulary(newTextAnalyzer(), phrases)
-}
-
-func newVocabulary(an *textAnalyzer, phrases []string) *Vocabulary {
-	return sizedVocabulary(an, phrases, len(phrases))
-}
-
-// sizedVocabulary is newVocabulary with room for size phrases.
-func sizedVocabulary(an *textAnalyzer, phrases []string, size int) *Vocabulary {
-	v := &Vocabulary{an: an, phrases: make(map[string]int32, size+len(inversionCues))}
-	v.cues, v.filler = cueKeys(an), fillerKeys(an)
+	an := newTextAnalyzer()
+	v := indexVocabulary(an, nil)
 	for _, p := range phrases {
 		v.add(p)
 	}
+	return v
+}
+
+// indexVocabulary is the vocabulary of an index whose phrases terms
+// holds (nil: none).
+func indexVocabulary(an *textAnalyzer, terms *phraseTable) *Vocabulary {
+	v := &Vocabulary{an: an, terms: terms, phrases: make(map[string]bool, len(inversionCues))}
+	v.cues, v.filler = cueKeys(an), fillerKeys(an)
 	for _, c := range inversionCues {
 		v.add(c)
 	}
@@ -118,31 +122,31 @@ func fillerKeys(an *textAnalyzer) map[string]bool {
 	return m
 }
 
-func (v *Vocabulary) add(p string) { v.addKey(v.an.foldTerm(p).key()) }
-
-// addKey adds a phrase given by its key (its words' keys joined by " ").
-// maxLen only grows: a bound larger than the longest phrase finds nothing
-// more, so extraction does not depend on what was removed.
-func (v *Vocabulary) addKey(key string) {
+// add adds a phrase. Phrases of more than MaxPhraseWords words are left
+// out: extraction never looks for them.
+func (v *Vocabulary) add(p string) {
+	key := v.an.foldTerm(p).key()
 	if key == "" {
 		return
 	}
 	if n := strings.Count(key, " ") + 1; n <= MaxPhraseWords {
-		v.phrases[key]++
+		v.phrases[key] = true
 		v.maxLen = max(v.maxLen, n)
 	}
 }
 
-// removeKey drops one reference to key added by addKey; the phrase goes
-// when nothing refers to it any more (an inversion cue always does).
-func (v *Vocabulary) removeKey(key string) {
-	if n, ok := v.phrases[key]; ok {
-		if n <= 1 {
-			delete(v.phrases, key)
-		} else {
-			v.phrases[key] = n - 1
-		}
+// has reports whether key is the key of a phrase. Extraction only asks
+// for keys of at most maxWords() words.
+func (v *Vocabulary) has(key string) bool {
+	return v.phrases[key] || v.terms != nil && v.terms.has(key)
+}
+
+// maxWords is the most words a phrase has.
+func (v *Vocabulary) maxWords() int {
+	if v.terms == nil {
+		return v.maxLen
 	}
+	return max(v.maxLen, v.terms.maxLen)
 }
 
 // Key is what discovery compares a phrase by (its folded, stemmed words):
@@ -151,7 +155,18 @@ func (v *Vocabulary) removeKey(key string) {
 func (v *Vocabulary) Key(p string) string { return v.an.foldTerm(p).key() }
 
 // Len returns the number of distinct phrases, inversion cues included.
-func (v *Vocabulary) Len() int { return len(v.phrases) }
+func (v *Vocabulary) Len() int {
+	n := len(v.phrases)
+	if v.terms != nil {
+		for p := range v.terms.phrases() {
+			key := string(v.terms.key(uint32(p)))
+			if key != "" && strings.Count(key, " ") < MaxPhraseWords && !v.phrases[key] && len(v.terms.postings(uint32(p))) > 0 {
+				n++
+			}
+		}
+	}
+	return n
+}
 
 // isCue reports whether a term is an inversion cue: a cue, possibly with
 // stop words around it ("the other way round" is the cue "other way
@@ -200,7 +215,7 @@ func ExtractTerms(prompt string, vocab *Vocabulary) ([]string, error) {
 //  2. It is folded into words (NFKC, UAX #29 words, possessives stripped,
 //     lower case; punctuation, hyphens and spacing fold away).
 //  3. Phrases of the vocabulary are found longest first: every span of up
-//     to vocab.maxLen words whose key is a phrase is a candidate; longer
+//     to vocab.maxWords() words whose key is a phrase is a candidate; longer
 //     candidates are taken before shorter ones, earlier before later, and
 //     a candidate overlapping one already taken is skipped. A one-word
 //     phrase that is a stop word or filler word is not taken.
@@ -230,14 +245,15 @@ func extractTerms(prompt string, vocab *Vocabulary, maxBytes, maxTerms int) ([]s
 
 	type span struct{ start, n int }
 	var cands []span
+	maxLen := vocab.maxWords()
 	for i := range keys {
 		var b strings.Builder
-		for n := 1; n <= vocab.maxLen && i+n <= len(keys); n++ {
+		for n := 1; n <= maxLen && i+n <= len(keys); n++ {
 			if n > 1 {
 				b.WriteByte(' ')
 			}
 			b.WriteString(keys[i+n-1])
-			if vocab.phrases[b.String()] == 0 {
+			if !vocab.has(b.String()) {
 				continue
 			}
 			if n == 1 && vocab.dropWord(words[i], keys[i]) {
