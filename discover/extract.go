@@ -1,7 +1,9 @@
 package discover
 
 import (
+	"bytes"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -72,36 +74,35 @@ var fillerWords = strings.Fields(`
 // an index's changes with the index, under the index's lock.
 type Vocabulary struct {
 	an *textAnalyzer
-	// terms, for the vocabulary of an index, holds the phrases of its
-	// entries: every key a tier lists an entry under. It changes with the
-	// index, under the index's lock; nil for NewVocabulary.
-	terms   *phraseTable
-	phrases map[string]bool // keys of other phrases (NewVocabulary's, the cues), words joined by " "
-	maxLen  int             // longest of phrases, in words
-	cues    map[string]bool // keys of inversion cues
-	filler  map[string]bool // keys of filler words
+	// terms holds the phrases: pinned, the cues and NewVocabulary's; for
+	// the vocabulary of an index, also every key a tier lists an entry
+	// under, changing with the index under the index's lock.
+	terms  *phraseTable
+	cues   map[string]bool // keys of inversion cues
+	filler map[string]bool // keys of filler words
 }
 
 // NewVocabulary builds a vocabulary of the given phrases (names, aliases,
 // tags); the inversion cues are always part of it.
 func NewVocabulary(phrases ...string) *Vocabulary {
 	an := newTextAnalyzer()
-	v := indexVocabulary(an, nil)
-	for _, p := range phrases {
-		v.add(p)
-	}
-	return v
+	return newVocabulary(an, newPhraseTable(0, 0, pinnedKeys(an, phrases)))
 }
 
-// indexVocabulary is the vocabulary of an index whose phrases terms
-// holds (nil: none).
-func indexVocabulary(an *textAnalyzer, terms *phraseTable) *Vocabulary {
-	v := &Vocabulary{an: an, terms: terms, phrases: make(map[string]bool, len(inversionCues))}
-	v.cues, v.filler = cueKeys(an), fillerKeys(an)
-	for _, c := range inversionCues {
-		v.add(c)
+func newVocabulary(an *textAnalyzer, terms *phraseTable) *Vocabulary {
+	return &Vocabulary{an: an, terms: terms, cues: cueKeys(an), filler: fillerKeys(an)}
+}
+
+// pinnedKeys are the keys of phrases and of the inversion cues, those of
+// at most MaxPhraseWords words: extraction never looks for longer ones.
+func pinnedKeys(an *textAnalyzer, phrases []string) [][]byte {
+	var out [][]byte
+	for _, p := range slices.Concat(phrases, inversionCues) {
+		if key := an.foldTerm(p).key(); key != "" && strings.Count(key, " ") < MaxPhraseWords {
+			out = append(out, []byte(key))
+		}
 	}
-	return v
+	return out
 }
 
 func cueKeys(an *textAnalyzer) map[string]bool {
@@ -122,33 +123,6 @@ func fillerKeys(an *textAnalyzer) map[string]bool {
 	return m
 }
 
-// add adds a phrase. Phrases of more than MaxPhraseWords words are left
-// out: extraction never looks for them.
-func (v *Vocabulary) add(p string) {
-	key := v.an.foldTerm(p).key()
-	if key == "" {
-		return
-	}
-	if n := strings.Count(key, " ") + 1; n <= MaxPhraseWords {
-		v.phrases[key] = true
-		v.maxLen = max(v.maxLen, n)
-	}
-}
-
-// has reports whether key is the key of a phrase. Extraction only asks
-// for keys of at most maxWords() words.
-func (v *Vocabulary) has(key string) bool {
-	return v.phrases[key] || v.terms != nil && v.terms.has(key)
-}
-
-// maxWords is the most words a phrase has.
-func (v *Vocabulary) maxWords() int {
-	if v.terms == nil {
-		return v.maxLen
-	}
-	return max(v.maxLen, v.terms.maxLen)
-}
-
 // Key is what discovery compares a phrase by (its folded, stemmed words):
 // phrases with one key are one alias to discovery ("vol-targeted
 // positions" is "vol targeted position").
@@ -156,13 +130,11 @@ func (v *Vocabulary) Key(p string) string { return v.an.foldTerm(p).key() }
 
 // Len returns the number of distinct phrases, inversion cues included.
 func (v *Vocabulary) Len() int {
-	n := len(v.phrases)
-	if v.terms != nil {
-		for p := range v.terms.phrases() {
-			key := string(v.terms.key(uint32(p)))
-			if key != "" && strings.Count(key, " ") < MaxPhraseWords && !v.phrases[key] && len(v.terms.postings(uint32(p))) > 0 {
-				n++
-			}
+	n := 0
+	for p := range uint32(v.terms.phrases()) {
+		key := v.terms.key(p)
+		if len(key) > 0 && bytes.Count(key, []byte(" ")) < MaxPhraseWords && (p < v.terms.pinned || len(v.terms.postings(p)) > 0) {
+			n++
 		}
 	}
 	return n
@@ -215,7 +187,7 @@ func ExtractTerms(prompt string, vocab *Vocabulary) ([]string, error) {
 //  2. It is folded into words (NFKC, UAX #29 words, possessives stripped,
 //     lower case; punctuation, hyphens and spacing fold away).
 //  3. Phrases of the vocabulary are found longest first: every span of up
-//     to vocab.maxWords() words whose key is a phrase is a candidate; longer
+//     to vocab.terms.maxLen words whose key is a phrase is a candidate; longer
 //     candidates are taken before shorter ones, earlier before later, and
 //     a candidate overlapping one already taken is skipped. A one-word
 //     phrase that is a stop word or filler word is not taken.
@@ -245,7 +217,7 @@ func extractTerms(prompt string, vocab *Vocabulary, maxBytes, maxTerms int) ([]s
 
 	type span struct{ start, n int }
 	var cands []span
-	maxLen := vocab.maxWords()
+	maxLen := vocab.terms.maxLen
 	for i := range keys {
 		var b strings.Builder
 		for n := 1; n <= maxLen && i+n <= len(keys); n++ {
@@ -253,7 +225,7 @@ func extractTerms(prompt string, vocab *Vocabulary, maxBytes, maxTerms int) ([]s
 				b.WriteByte(' ')
 			}
 			b.WriteString(keys[i+n-1])
-			if !vocab.has(b.String()) {
+			if !vocab.terms.has(b.String()) {
 				continue
 			}
 			if n == 1 && vocab.dropWord(words[i], keys[i]) {

@@ -181,10 +181,11 @@ func buildIndex(ctx context.Context, an *textAnalyzer, snap *registry.Snapshot, 
 		return nil, fmt.Errorf("discover: %d entries, the index holds at most %d", len(caps), maxEntries-1)
 	}
 	x := &index{
-		an:      an,
-		snap:    snap,
-		caps:    caps,
-		terms:   newPhraseTable(6*len(caps), 7*len(caps)), // a name, two aliases, two tags, two defining phrases; tags shared
+		an:   an,
+		snap: snap,
+		caps: caps,
+		// A name, two aliases, two tags, two defining phrases; tags shared.
+		terms:   newPhraseTable(6*len(caps), 7*len(caps), pinnedKeys(an, nil)),
 		discs:   make([]atomic.Pointer[hashing.Digest], len(caps)),
 		forms:   map[string]*family{},
 		exprs:   map[string][]string{},
@@ -200,7 +201,7 @@ func buildIndex(ctx context.Context, an *textAnalyzer, snap *registry.Snapshot, 
 		return nil, err
 	}
 	x.terms.freeze()
-	x.vocab = indexVocabulary(an, x.terms)
+	x.vocab = newVocabulary(an, x.terms)
 	x.text = text(snap)
 	return x, nil
 }

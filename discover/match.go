@@ -186,15 +186,19 @@ func (x *index) newMatch(term string, e uint32, mode Mode) (Match, error) {
 // first tier with a match wins. An inversion cue that no equality tier
 // matches skips the keyword tier and is marked as a cue.
 func (x *index) cascade(ctx context.Context, t folded) (termMatch, error) {
+	// Postings are sorted by tier: the first one's tier is the highest
+	// that lists the term.
 	listed := x.terms.listed(t.key())
-	if n := inTier(listed, tierExact); len(n) > 0 {
-		return termMatch{mode: ModeExact, ents: n}, nil
-	}
-	if n := inTier(listed, tierAlias); len(n) > 0 {
-		return termMatch{mode: ModeAlias, ents: n}, nil
-	}
-	if n := inTier(listed, tierTag); len(n) > 0 {
-		return termMatch{mode: ModeTag, ents: n}, nil
+	if len(listed) > 0 {
+		ents := inTier(listed, tier(listed[0]>>tierShift))
+		switch tier(listed[0] >> tierShift) {
+		case tierExact:
+			return termMatch{mode: ModeExact, ents: ents}, nil
+		case tierAlias:
+			return termMatch{mode: ModeAlias, ents: ents}, nil
+		case tierTag:
+			return termMatch{mode: ModeTag, ents: ents}, nil
+		}
 	}
 	if x.vocab.isCue(t) {
 		return termMatch{cue: true}, nil

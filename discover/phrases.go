@@ -47,6 +47,7 @@ type phraseTable struct {
 	slab  []byte   // every phrase's key
 	off   []uint32 // phrase p's key is slab[off[p]:off[p+1]]
 	slots []uint32 // open addressing: 0 is empty, else a phrase + 1
+	tags  []uint8  // the top byte of each slot's key's hash: most misses compare no key
 
 	first []uint32            // postings of phrase p < len(first)-1: post[first[p]:first[p+1]]
 	post  []uint32            //
@@ -57,20 +58,31 @@ type phraseTable struct {
 	// MaxPhraseWords words (term extraction's bound). It only grows, so
 	// extraction does not depend on what was removed.
 	maxLen int
+	pinned uint32 // phrases below this are in the vocabulary whatever they list
 }
 
-// newPhraseTable returns an empty table with room for about keys keys
-// and postings postings added by build: growing the arrays of a large
-// table by appending would make twice their size in garbage.
-func newPhraseTable(keys, postings int) *phraseTable {
-	return &phraseTable{
+// newPhraseTable returns a table of the pinned keys, with room for about
+// keys keys and postings postings added by build: growing the arrays of a
+// large table by appending would make twice their size in garbage. Pinned
+// keys are phrases of the vocabulary whatever the tiers list (the
+// inversion cues; NewVocabulary's phrases).
+func newPhraseTable(keys, postings int, pinned [][]byte) *phraseTable {
+	keys += len(pinned)
+	t := &phraseTable{
 		seed:  maphash.MakeSeed(),
 		slab:  make([]byte, 0, 16*keys),
 		off:   make([]uint32, 1, keys+1),
 		slots: make([]uint32, slotsFor(keys)),
+		tags:  make([]uint8, slotsFor(keys)),
 		pend:  make([]uint64, 0, postings),
 		over:  map[uint32][]uint32{},
 	}
+	for _, k := range pinned {
+		t.intern(k)
+	}
+	// Phrases are never renumbered: the pinned ones stay the first.
+	t.pinned = uint32(t.phrases())
+	return t
 }
 
 // slotsFor is a power of two that holds n keys at most 3/4 full.
@@ -84,13 +96,14 @@ func (t *phraseTable) key(p uint32) []byte { return t.slab[t.off[p]:t.off[p+1]] 
 
 // find returns the phrase number of key.
 func (t *phraseTable) find(key string) (uint32, bool) {
-	mask := uint64(len(t.slots) - 1)
-	for i := maphash.String(t.seed, key) & mask; ; i = (i + 1) & mask {
+	h := maphash.String(t.seed, key)
+	mask, tag := uint64(len(t.slots)-1), uint8(h>>56)
+	for i := h & mask; ; i = (i + 1) & mask {
 		s := t.slots[i]
 		if s == 0 {
 			return 0, false
 		}
-		if string(t.key(s-1)) == key {
+		if t.tags[i] == tag && string(t.key(s-1)) == key {
 			return s - 1, true
 		}
 	}
@@ -99,13 +112,14 @@ func (t *phraseTable) find(key string) (uint32, bool) {
 // findBytes is find for a key held in bytes (maphash.Bytes and
 // maphash.String hash equal contents alike).
 func (t *phraseTable) findBytes(key []byte) (uint32, bool) {
-	mask := uint64(len(t.slots) - 1)
-	for i := maphash.Bytes(t.seed, key) & mask; ; i = (i + 1) & mask {
+	h := maphash.Bytes(t.seed, key)
+	mask, tag := uint64(len(t.slots)-1), uint8(h>>56)
+	for i := h & mask; ; i = (i + 1) & mask {
 		s := t.slots[i]
 		if s == 0 {
 			return 0, false
 		}
-		if bytes.Equal(t.key(s-1), key) {
+		if t.tags[i] == tag && bytes.Equal(t.key(s-1), key) {
 			return s - 1, true
 		}
 	}
@@ -130,16 +144,17 @@ func (t *phraseTable) intern(key []byte) uint32 {
 }
 
 func (t *phraseTable) place(p uint32) {
+	h := maphash.Bytes(t.seed, t.key(p))
 	mask := uint64(len(t.slots) - 1)
-	i := maphash.Bytes(t.seed, t.key(p)) & mask
+	i := h & mask
 	for t.slots[i] != 0 {
 		i = (i + 1) & mask
 	}
-	t.slots[i] = p + 1
+	t.slots[i], t.tags[i] = p+1, uint8(h>>56)
 }
 
 func (t *phraseTable) rehash(n int) {
-	t.slots = make([]uint32, n)
+	t.slots, t.tags = make([]uint32, n), make([]uint8, n)
 	for p := range t.phrases() {
 		t.place(uint32(p))
 	}
@@ -147,8 +162,10 @@ func (t *phraseTable) rehash(n int) {
 
 // postings returns phrase p's postings, sorted. The slice is the table's.
 func (t *phraseTable) postings(p uint32) []uint32 {
-	if l, ok := t.over[p]; ok {
-		return l
+	if len(t.over) > 0 { // rarely: only an updated index has edits apart
+		if l, ok := t.over[p]; ok {
+			return l
+		}
 	}
 	if int(p)+1 < len(t.first) {
 		return t.post[t.first[p]:t.first[p+1]]
@@ -186,8 +203,12 @@ func firstOfTier(l []uint32, tr tier) int {
 	return lo
 }
 
-// has reports whether any tier lists an entry under key.
-func (t *phraseTable) has(key string) bool { return len(t.listed(key)) > 0 }
+// has reports whether key is a phrase of the vocabulary: pinned, or a key
+// any tier lists an entry under.
+func (t *phraseTable) has(key string) bool {
+	p, ok := t.find(key)
+	return ok && (p < t.pinned || len(t.postings(p)) > 0)
+}
 
 // build adds a posting while the table is being built: entries must come
 // in name order, each posting once, and freeze must follow before the
@@ -292,13 +313,4 @@ func (t *phraseTable) compact() {
 	if len(t.over) > max(1024, t.phrases()/16) {
 		t.freeze()
 	}
-}
-
-// size is the table's memory in bytes, for tests and measurements.
-func (t *phraseTable) size() int {
-	n := cap(t.slab) + 4*(cap(t.off)+cap(t.slots)+cap(t.first)+cap(t.post)) + 8*cap(t.pend)
-	for _, l := range t.over {
-		n += 4*cap(l) + 16
-	}
-	return n
 }

@@ -79,7 +79,7 @@ func TestPhraseTableModel(t *testing.T) {
 				keys = append(keys, fmt.Sprintf("k%d%s", i, strings.Repeat(" w", i%10)))
 			}
 			const entries = 400
-			pt := newPhraseTable(8, 8) // small: the table grows
+			pt := newPhraseTable(8, 8, nil) // small: the table grows
 			m := phraseModel{}
 			for e := range uint32(entries) {
 				for range rng.IntN(4) {
