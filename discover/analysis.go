@@ -260,3 +260,64 @@ func (a *textAnalyzer) foldTerm(s string) folded {
 func (a *textAnalyzer) foldText(s string) string {
 	return strings.Join(a.foldTokens(s), " ")
 }
+
+// appendKey appends the key of s — foldTerm(s).key(), of its first
+// maxWords words — to dst; with underscores, each '_' of s is read as a
+// space first (a name read as words). Plain text is keyed here without
+// the analysis chain and without allocating (but for words the plural
+// stemmer changes), which is what indexing 100,000 entries spends most of
+// its time and garbage on; other text goes through foldTerm. Plain is
+// ASCII letters, digits and white space, and underscores: read as spaces,
+// or, joining letters and digits on both sides, inside a word ("MOM_WZS"
+// is one word to UAX #29).
+func (a *textAnalyzer) appendKey(dst []byte, s string, underscores bool, maxWords int) []byte {
+	if !plainKeyText(s, underscores) {
+		if underscores {
+			s = strings.ReplaceAll(s, "_", " ")
+		}
+		f := a.foldTerm(s)
+		return append(dst, strings.Join(firstN(f.keys, maxWords), " ")...)
+	}
+	sep := func(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || underscores && c == '_' }
+	for i, words := 0, 0; words < maxWords; words++ {
+		for i < len(s) && sep(s[i]) {
+			i++
+		}
+		if i == len(s) {
+			break
+		}
+		if words > 0 {
+			dst = append(dst, ' ')
+		}
+		start := len(dst)
+		for ; i < len(s) && !sep(s[i]); i++ {
+			c := s[i]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			dst = append(dst, c)
+		}
+		// The plural stemmer changes only words ending in "s" (stemWord).
+		if w := dst[start:]; len(w) >= 3 && w[len(w)-1] == 's' {
+			dst = append(dst[:start], a.stemWord(string(w))...)
+		}
+	}
+	return dst
+}
+
+// plainKeyText reports whether appendKey keys s itself (see there).
+func plainKeyText(s string, underscores bool) bool {
+	alnum := func(i int) bool {
+		c := s[i]
+		return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case alnum(i), c == ' ', c == '\t', c == '\n', c == '\r':
+		case c == '_' && (underscores || i > 0 && i+1 < len(s) && alnum(i-1) && alnum(i+1)):
+		default:
+			return false
+		}
+	}
+	return true
+}

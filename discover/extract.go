@@ -1,7 +1,9 @@
 package discover
 
 import (
+	"bytes"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -68,36 +70,39 @@ var fillerWords = strings.Fields(`
 
 // Vocabulary is the set of phrases term extraction looks for: the folded
 // names, aliases and tags of a registry version, plus the inversion cues.
-// A Vocabulary is immutable once built and safe for concurrent use.
+// A Vocabulary is safe for concurrent use. NewVocabulary's is immutable;
+// an index's changes with the index, under the index's lock.
 type Vocabulary struct {
-	an      *textAnalyzer
-	phrases map[string]int32 // keys of phrases, words joined by " " → references (entries, cues)
-	maxLen  int              // longest phrase, in words
-	cues    map[string]bool  // keys of inversion cues
-	filler  map[string]bool  // keys of filler words
+	an *textAnalyzer
+	// terms holds the phrases: pinned, the cues and NewVocabulary's; for
+	// the vocabulary of an index, also every key a tier lists an entry
+	// under, changing with the index under the index's lock.
+	terms  *phraseTable
+	cues   map[string]bool // keys of inversion cues
+	filler map[string]bool // keys of filler words
 }
 
 // NewVocabulary builds a vocabulary of the given phrases (names, aliases,
 // tags); the inversion cues are always part of it.
 func NewVocabulary(phrases ...string) *Vocabulary {
-	return newVocabulary(newTextAnalyzer(), phrases)
+	an := newTextAnalyzer()
+	return newVocabulary(an, newPhraseTable(0, 0, pinnedKeys(an, phrases)))
 }
 
-func newVocabulary(an *textAnalyzer, phrases []string) *Vocabulary {
-	return sizedVocabulary(an, phrases, len(phrases))
+func newVocabulary(an *textAnalyzer, terms *phraseTable) *Vocabulary {
+	return &Vocabulary{an: an, terms: terms, cues: cueKeys(an), filler: fillerKeys(an)}
 }
 
-// sizedVocabulary is newVocabulary with room for size phrases.
-func sizedVocabulary(an *textAnalyzer, phrases []string, size int) *Vocabulary {
-	v := &Vocabulary{an: an, phrases: make(map[string]int32, size+len(inversionCues))}
-	v.cues, v.filler = cueKeys(an), fillerKeys(an)
-	for _, p := range phrases {
-		v.add(p)
+// pinnedKeys are the keys of phrases and of the inversion cues, those of
+// at most MaxPhraseWords words: extraction never looks for longer ones.
+func pinnedKeys(an *textAnalyzer, phrases []string) [][]byte {
+	var out [][]byte
+	for _, p := range slices.Concat(phrases, inversionCues) {
+		if key := an.foldTerm(p).key(); key != "" && strings.Count(key, " ") < MaxPhraseWords {
+			out = append(out, []byte(key))
+		}
 	}
-	for _, c := range inversionCues {
-		v.add(c)
-	}
-	return v
+	return out
 }
 
 func cueKeys(an *textAnalyzer) map[string]bool {
@@ -118,40 +123,22 @@ func fillerKeys(an *textAnalyzer) map[string]bool {
 	return m
 }
 
-func (v *Vocabulary) add(p string) { v.addKey(v.an.foldTerm(p).key()) }
-
-// addKey adds a phrase given by its key (its words' keys joined by " ").
-// maxLen only grows: a bound larger than the longest phrase finds nothing
-// more, so extraction does not depend on what was removed.
-func (v *Vocabulary) addKey(key string) {
-	if key == "" {
-		return
-	}
-	if n := strings.Count(key, " ") + 1; n <= MaxPhraseWords {
-		v.phrases[key]++
-		v.maxLen = max(v.maxLen, n)
-	}
-}
-
-// removeKey drops one reference to key added by addKey; the phrase goes
-// when nothing refers to it any more (an inversion cue always does).
-func (v *Vocabulary) removeKey(key string) {
-	if n, ok := v.phrases[key]; ok {
-		if n <= 1 {
-			delete(v.phrases, key)
-		} else {
-			v.phrases[key] = n - 1
-		}
-	}
-}
-
 // Key is what discovery compares a phrase by (its folded, stemmed words):
 // phrases with one key are one alias to discovery ("vol-targeted
 // positions" is "vol targeted position").
 func (v *Vocabulary) Key(p string) string { return v.an.foldTerm(p).key() }
 
 // Len returns the number of distinct phrases, inversion cues included.
-func (v *Vocabulary) Len() int { return len(v.phrases) }
+func (v *Vocabulary) Len() int {
+	n := 0
+	for p := range uint32(v.terms.phrases()) {
+		key := v.terms.key(p)
+		if len(key) > 0 && bytes.Count(key, []byte(" ")) < MaxPhraseWords && (p < v.terms.pinned || len(v.terms.postings(p)) > 0) {
+			n++
+		}
+	}
+	return n
+}
 
 // isCue reports whether a term is an inversion cue: a cue, possibly with
 // stop words around it ("the other way round" is the cue "other way
@@ -200,7 +187,7 @@ func ExtractTerms(prompt string, vocab *Vocabulary) ([]string, error) {
 //  2. It is folded into words (NFKC, UAX #29 words, possessives stripped,
 //     lower case; punctuation, hyphens and spacing fold away).
 //  3. Phrases of the vocabulary are found longest first: every span of up
-//     to vocab.maxLen words whose key is a phrase is a candidate; longer
+//     to vocab.terms.maxLen words whose key is a phrase is a candidate; longer
 //     candidates are taken before shorter ones, earlier before later, and
 //     a candidate overlapping one already taken is skipped. A one-word
 //     phrase that is a stop word or filler word is not taken.
@@ -230,14 +217,15 @@ func extractTerms(prompt string, vocab *Vocabulary, maxBytes, maxTerms int) ([]s
 
 	type span struct{ start, n int }
 	var cands []span
+	maxLen := vocab.terms.maxLen
 	for i := range keys {
 		var b strings.Builder
-		for n := 1; n <= vocab.maxLen && i+n <= len(keys); n++ {
+		for n := 1; n <= maxLen && i+n <= len(keys); n++ {
 			if n > 1 {
 				b.WriteByte(' ')
 			}
 			b.WriteString(keys[i+n-1])
-			if vocab.phrases[b.String()] == 0 {
+			if !vocab.terms.has(b.String()) {
 				continue
 			}
 			if n == 1 && vocab.dropWord(words[i], keys[i]) {

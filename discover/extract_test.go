@@ -266,3 +266,19 @@ func FuzzDiscover(f *testing.F) {
 		}
 	})
 }
+
+// A vocabulary counts phrases by key, the cues included, and leaves out
+// phrases extraction never looks for (empty, or over MaxPhraseWords words).
+func TestVocabularyLen(t *testing.T) {
+	cues := NewVocabulary().Len()
+	if cues == 0 || cues > len(inversionCues) {
+		t.Fatalf("%d cue phrases for %d cues", cues, len(inversionCues))
+	}
+	v := NewVocabulary("Sharpe ratio", "sharpe-ratios", "opposite", "", "...", "a b c d e f g h", "a b c d e f g h i")
+	if got, want := v.Len(), cues+2; got != want {
+		t.Errorf("Len() = %d, want %d", got, want)
+	}
+	if !v.terms.has("a b c d e f g h") || v.terms.has("a b c d e f g h i") || v.terms.maxLen != MaxPhraseWords {
+		t.Errorf("8 words are a phrase, 9 are not; maxLen %d", v.terms.maxLen)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -49,53 +50,32 @@ const (
 	compactAfter = 64
 )
 
-// entryInfo is what the index keeps about one entry.
-type entryInfo struct {
-	name       string
-	kind       registry.Kind
-	deprecated bool
-	capability hashing.Digest
-	orient     registry.Orientation
-
-	// discLayer is hashed into disc on first use: most entries are never
-	// matched, and hashing every one would slow index builds.
-	discLayer registry.Discovery
-	discOnce  sync.Once
-	disc      hashing.Digest
-	discErr   error
-
-	exactKey string
-	defKeys  []string // keys of the name read as words and of the description head
-	aliases  []string // keys
-	tags     []string // keys
-
-	// Inversion (families only): the canonical expression, the expressions
-	// obtained by removing one (neg …), and a digest of the other layers
-	// that must be equal between opposites.
-	expr    string
-	unwraps []string
-	shape   hashing.Digest
-}
-
 // index is the discovery index of one registry version: a bleve index for
-// the keyword tier, lookup maps for the equality tiers, the vocabulary, and
-// the expression maps of the inversion rule. An index is either the
-// Discoverer's current one (mutated only under the Discoverer's write lock)
-// or a cached past version (never mutated).
+// the keyword tier, a phrase table for the equality tiers and the
+// vocabulary, and the expression maps of the inversion rule. An entry is
+// known by its position in the snapshot's name order, so the index keeps
+// no copy of what the snapshot holds (names, kinds, identities,
+// discovery layers). An index is either the Discoverer's current one
+// (mutated only under the Discoverer's write lock) or a cached past
+// version (never mutated).
 type index struct {
 	an   *textAnalyzer
 	snap *registry.Snapshot
-	bl   bleve.Index
+	caps []registry.Capability // snap.Capabilities()
 
-	entries map[string]*entryInfo
-	exact   map[string][]string // key → sorted names
-	alias   map[string][]string
-	tag     map[string][]string
-	defined map[string][]string // name-as-words or description head → sorted names
-	vocab   *Vocabulary
+	terms *phraseTable
+	vocab *Vocabulary
+	// discs holds each entry's registry.Entry.DiscoveryDigest, hashed on
+	// first use: most entries are never matched, and hashing every one
+	// would slow index builds.
+	discs []atomic.Pointer[hashing.Digest]
 
-	exprs   map[string][]string // canonical expr → family names
-	unwraps map[string][]string // unwrapped expr → family names
+	// The inversion rule's families (not deprecated, with an expression
+	// that parses) by name, and their expressions: canonical expression →
+	// names, and expression with one (neg …) removed → names.
+	forms   map[string]*family
+	exprs   map[string][]string
+	unwraps map[string][]string
 
 	updates int // incremental updates since the last build
 
@@ -108,79 +88,205 @@ type index struct {
 	closed bool
 }
 
-// buildIndex indexes every entry of snap in the maps of the equality
-// tiers, the vocabulary and the inversion rule before it returns. The
-// bleve index the keyword tier's look-ups inside texts need is made by
-// text, apart (see textIndex), so that starting on a large registry is not
-// held up by it.
+// family is what the inversion rule reads of a family.
+type family struct {
+	familyForm
+	orient registry.Orientation
+}
+
+// keyList holds the phrase keys described entries are listed under, back
+// to back in one buffer, and the family forms of those the inversion rule
+// reads.
+type keyList struct {
+	buf   []byte
+	keys  []listedKey
+	forms []entryForm
+}
+
+type listedKey struct {
+	entry  int32
+	tr     tier
+	lo, hi uint32 // the key is buf[lo:hi]
+}
+
+type entryForm struct {
+	entry int32
+	f     *family
+}
+
+func (l *keyList) reset() {
+	l.buf, l.keys, l.forms = l.buf[:0], l.keys[:0], l.forms[:0]
+}
+
+// each calls f with every key, in order; key is only valid during the call.
+func (l *keyList) each(f func(entry int, key []byte, tr tier)) {
+	for _, k := range l.keys {
+		f(int(k.entry), l.buf[k.lo:k.hi], k.tr)
+	}
+}
+
+// key appends the key of s (see textAnalyzer.appendKey) for entry e in
+// tier tr: once, and only if not empty unless keepEmpty.
+func (l *keyList) key(an *textAnalyzer, e int, tr tier, s string, underscores bool, maxWords int, keepEmpty bool) {
+	lo := len(l.buf)
+	l.buf = an.appendKey(l.buf, s, underscores, maxWords)
+	k := listedKey{entry: int32(e), tr: tr, lo: uint32(lo), hi: uint32(len(l.buf))}
+	if k.hi == k.lo && !keepEmpty {
+		return
+	}
+	for j := len(l.keys) - 1; j >= 0 && l.keys[j].entry == k.entry; j-- {
+		if o := l.keys[j]; o.tr == tr && string(l.buf[o.lo:o.hi]) == string(l.buf[lo:]) {
+			l.buf = l.buf[:lo]
+			return
+		}
+	}
+	l.keys = append(l.keys, k)
+}
+
+// describe adds the keys c, the entry at position e, is listed under: its
+// name in the exact tier; unless it is deprecated, its aliases, tags, name
+// read as words and description head (the first headMaxWords words of
+// descriptionHead), and its family form.
+func (l *keyList) describe(an *textAnalyzer, c *registry.Capability, e int) error {
+	const all = 1 << 30
+	l.key(an, e, tierExact, c.Name, false, all, true)
+	if c.Disc.Deprecated {
+		return nil
+	}
+	for _, a := range c.Disc.Aliases {
+		l.key(an, e, tierAlias, a, false, all, false)
+	}
+	for _, t := range c.Disc.Tags {
+		l.key(an, e, tierTag, t, false, all, false)
+	}
+	form, ok, err := familyFormOf(c.Entry)
+	if err != nil {
+		return fmt.Errorf("discover: shape of %q: %w", c.Name, err)
+	}
+	if ok {
+		l.forms = append(l.forms, entryForm{int32(e), &family{familyForm: form, orient: c.Sem.Orientation}})
+	}
+	l.key(an, e, tierDefined, c.Name, true, all, false)
+	l.key(an, e, tierDefined, descriptionHead(c.Disc.Description), false, headMaxWords, false)
+	return nil
+}
+
+// buildIndex indexes every entry of snap in the phrase table, the
+// vocabulary and the inversion maps before it returns. The bleve index the
+// keyword tier's look-ups inside texts need is made by text, apart (see
+// textIndex), so that starting on a large registry is not held up by it.
 func buildIndex(ctx context.Context, an *textAnalyzer, snap *registry.Snapshot, text func(*registry.Snapshot) *textIndex) (*index, error) {
 	caps := snap.Capabilities()
+	if len(caps) >= maxEntries {
+		return nil, fmt.Errorf("discover: %d entries, the index holds at most %d", len(caps), maxEntries-1)
+	}
 	x := &index{
-		an:      an,
-		snap:    snap,
-		entries: make(map[string]*entryInfo, len(caps)),
-		exact:   make(map[string][]string, len(caps)),
-		alias:   make(map[string][]string, len(caps)),
-		tag:     make(map[string][]string, len(caps)),
-		defined: make(map[string][]string, 2*len(caps)),
-		vocab:   sizedVocabulary(an, nil, 4*len(caps)),
+		an:   an,
+		snap: snap,
+		caps: caps,
+		// A name, two aliases, two tags, two defining phrases; tags shared.
+		terms:   newPhraseTable(6*len(caps), 7*len(caps), pinnedKeys(an, nil)),
+		discs:   make([]atomic.Pointer[hashing.Digest], len(caps)),
+		forms:   map[string]*family{},
 		exprs:   map[string][]string{},
 		unwraps: map[string][]string{},
 	}
-	infos, err := describeAll(ctx, x, caps)
+	err := describeAll(ctx, an, caps, func(l *keyList) {
+		l.each(func(e int, key []byte, tr tier) { x.terms.build(key, tr, uint32(e)) })
+		for _, f := range l.forms {
+			x.addForm(caps[f.entry].Name, f.f)
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
-	for _, info := range infos {
-		x.add(info)
-	}
+	x.terms.freeze()
+	x.vocab = newVocabulary(an, x.terms)
 	x.text = text(snap)
 	return x, nil
 }
 
-// describeAll describes every entry of caps, on every core: folding the
-// texts is most of what indexing 100,000 entries costs, and describe only
-// reads. Adding to the maps stays sequential, in order.
-func describeAll(ctx context.Context, x *index, caps []registry.Capability) ([]*entryInfo, error) {
-	infos := make([]*entryInfo, len(caps))
-	workers := min(runtime.GOMAXPROCS(0), max(len(caps)/512, 1))
-	const chunk = 256
-	var (
-		next     atomic.Int64
-		wg       sync.WaitGroup
-		errMu    sync.Mutex
-		first    error
-		firstIdx = len(caps)
-	)
+// describeAll describes every entry of caps, on every core, and hands the
+// keys to use, in entry order: folding the texts is most of what indexing
+// 100,000 entries costs, and describing only reads. Entries are described
+// in chunks, a bounded number ahead of use, so that the keys of all
+// entries are never in memory at once.
+func describeAll(ctx context.Context, an *textAnalyzer, caps []registry.Capability, use func(*keyList)) error {
+	const chunk = 512
+	type part struct {
+		keys keyList
+		err  error // of the first entry of the chunk that failed; keys hold those before it
+		done chan struct{}
+	}
+	parts := make([]part, (len(caps)+chunk-1)/chunk)
+	for i := range parts {
+		parts[i].done = make(chan struct{})
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(parts))
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	// A token per chunk claimed and not yet used, and the lists of used
+	// chunks for reuse.
+	ahead := make(chan struct{}, 4*workers)
+	spare := make(chan keyList, 4*workers)
+	var next atomic.Int64
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
-				lo := int(next.Add(chunk)) - chunk
-				if lo >= len(caps) || ctx.Err() != nil {
+				select {
+				case ahead <- struct{}{}:
+				case <-ctx.Done():
 					return
 				}
-				for i := lo; i < min(lo+chunk, len(caps)); i++ {
-					info, err := x.describe(caps[i])
-					if err != nil { // the first entry in order that fails is reported
-						errMu.Lock()
-						if i < firstIdx {
-							first, firstIdx = err, i
-						}
-						errMu.Unlock()
-						return
-					}
-					infos[i] = info
+				// Chunks are claimed in order, so the one use waits for
+				// is always claimed: tokens cannot all be held past it.
+				c := int(next.Add(1)) - 1
+				if c >= len(parts) {
+					return
 				}
+				p := &parts[c]
+				select {
+				case p.keys = <-spare:
+				default:
+				}
+				for i := c * chunk; i < min((c+1)*chunk, len(caps)) && ctx.Err() == nil; i++ {
+					if p.err = p.keys.describe(an, &caps[i], i); p.err != nil {
+						break
+					}
+				}
+				close(p.done)
 			}
 		}()
 	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	for c := range parts {
+		p := &parts[c]
+		select {
+		case <-p.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		use(&p.keys)
+		if p.err != nil {
+			return p.err
+		}
+		p.keys.reset()
+		select {
+		case spare <- p.keys:
+		default:
+		}
+		p.keys = keyList{}
+		<-ahead
 	}
-	return infos, first
+	return nil
 }
 
 func (x *index) close() {
@@ -207,7 +313,7 @@ func (x *index) version() uint64 { return x.snap.Version() }
 func (x *index) canUpdateTo(next *registry.Snapshot) bool {
 	// An index on disk needs no compaction: scorch merges its segments.
 	return next.Info.Parent == x.version() && next.Version() > x.version() && (x.updates < compactAfter || x.disk != nil) &&
-		len(next.Info.Change.Names) <= max(batchSize, len(x.entries))
+		len(next.Info.Change.Names) <= max(batchSize, len(x.caps))
 }
 
 // update re-indexes the names next's version changed. On error the index
@@ -224,42 +330,87 @@ func (x *index) update(ctx context.Context, next *registry.Snapshot) error {
 			return err
 		}
 	}
+	nextCaps := next.Capabilities()
+	if len(nextCaps) >= maxEntries {
+		return fmt.Errorf("discover: %d entries, the index holds at most %d", len(nextCaps), maxEntries-1)
+	}
+	changed := next.Info.Change.Names
 	// In batches of batchSize, as a build indexes: one batch of a bulk
 	// load's 100,000 documents took 3.4 GB.
 	batch := bl.NewBatch()
-	for _, name := range next.Info.Change.Names {
+	flush := func() error {
+		if batch.Size() < batchSize {
+			return nil
+		}
+		if err := bl.Batch(batch); err != nil {
+			return fmt.Errorf("discover: index batch: %w", err)
+		}
+		batch.Reset()
+		return nil
+	}
+	// The old entries out, at their old positions; the new ones in, at
+	// theirs. Postings move in between when names came or went.
+	var keys keyList
+	for _, name := range changed {
+		i, ok := x.position(name)
+		if !ok {
+			continue
+		}
+		keys.reset()
+		if err := keys.describe(x.an, &x.caps[i], i); err != nil {
+			return err
+		}
+		keys.each(func(e int, key []byte, tr tier) { x.terms.remove(string(key), tr, uint32(e)) })
+		x.removeForm(name)
+		batch.Delete(name)
+		if err := flush(); err != nil {
+			return err
+		}
+	}
+	if to := renumbering(x.caps, nextCaps); to != nil {
+		x.terms.renumber(to)
+		discs := make([]atomic.Pointer[hashing.Digest], len(nextCaps))
+		for i, j := range to {
+			if j != maxEntries {
+				discs[j].Store(x.discs[i].Load())
+			}
+		}
+		x.discs = discs
+	}
+	x.snap, x.caps = next, nextCaps
+	for _, name := range changed {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if batch.Size() >= batchSize {
-			if err := bl.Batch(batch); err != nil {
-				return fmt.Errorf("discover: index batch: %w", err)
-			}
-			batch.Reset()
+		if err := flush(); err != nil {
+			return err
 		}
-		if old, ok := x.entries[name]; ok {
-			x.remove(old)
-			batch.Delete(name)
-		}
+		// Get, not the snapshot's array: an entry that fails its own
+		// check is not indexed.
 		c, ok := next.Get(name)
 		if !ok {
 			continue
 		}
-		info, err := x.describe(c)
-		if err != nil {
+		i, _ := x.position(name)
+		keys.reset()
+		if err := keys.describe(x.an, &c, i); err != nil {
 			return err
 		}
-		x.add(info)
-		if !info.deprecated {
+		keys.each(func(e int, key []byte, tr tier) { x.terms.add(string(key), tr, uint32(e)) })
+		for _, f := range keys.forms {
+			x.addForm(name, f.f)
+		}
+		x.discs[i].Store(nil)
+		if !c.Disc.Deprecated {
 			if err := batch.Index(name, textDocument(x.an, c)); err != nil {
 				return fmt.Errorf("discover: index %q: %w", name, err)
 			}
 		}
 	}
+	x.terms.compact()
 	if err := bl.Batch(batch); err != nil {
 		return fmt.Errorf("discover: index batch: %w", err)
 	}
-	x.snap = next
 	x.updates++
 	if x.text.dir != "" {
 		x.disk.restamp(ctx, next, x.text.dir)
@@ -267,52 +418,41 @@ func (x *index) update(ctx context.Context, next *registry.Snapshot) error {
 	return nil
 }
 
-// describe computes what the index keeps about c in its maps.
-func (x *index) describe(c registry.Capability) (*entryInfo, error) {
-	an := x.an
-	info := &entryInfo{
-		name:       c.Name,
-		kind:       c.Kind,
-		deprecated: c.Disc.Deprecated,
-		capability: c.Identity,
-		orient:     c.Sem.Orientation,
-		discLayer:  c.Disc,
-	}
-	nameF := an.foldTerm(c.Name)
-	info.exactKey = nameF.key()
-	if !info.deprecated {
-		for _, a := range c.Disc.Aliases {
-			if k := an.foldTerm(a).key(); k != "" {
-				info.aliases = appendUnique(info.aliases, k)
+// renumbering maps each position of old to the position of the same name
+// in next, maxEntries for a name next does not hold; nil when the names
+// are the same (an edit of existing entries: nothing moves).
+func renumbering(old, next []registry.Capability) []uint32 {
+	if len(old) == len(next) {
+		same := true
+		for i := range old {
+			if old[i].Name != next[i].Name {
+				same = false
+				break
 			}
 		}
-		for _, t := range c.Disc.Tags {
-			if k := an.foldTerm(t).key(); k != "" {
-				info.tags = appendUnique(info.tags, k)
-			}
+		if same {
+			return nil
 		}
 	}
-	if !info.deprecated {
-		form, ok, err := familyFormOf(c.Entry)
-		if err != nil {
-			return nil, fmt.Errorf("discover: shape of %q: %w", c.Name, err)
+	to := make([]uint32, len(old))
+	j := 0
+	for i := range old {
+		for j < len(next) && next[j].Name < old[i].Name {
+			j++
 		}
-		if ok {
-			info.expr, info.unwraps, info.shape = form.expr, form.unwraps, form.shape
-		}
-	}
-	if info.deprecated {
-		return info, nil
-	}
-	parts := an.foldTerm(strings.ReplaceAll(c.Name, "_", " "))
-	head := an.foldTerm(descriptionHead(c.Disc.Description))
-	head.keys = firstN(head.keys, headMaxWords)
-	for _, f := range []folded{parts, head} {
-		if k := f.key(); k != "" {
-			info.defKeys = appendUnique(info.defKeys, k)
+		to[i] = maxEntries
+		if j < len(next) && next[j].Name == old[i].Name {
+			to[i] = uint32(j)
+			j++
 		}
 	}
-	return info, nil
+	return to
+}
+
+// position returns where the entry named name is in the snapshot.
+func (x *index) position(name string) (int, bool) {
+	i := sort.Search(len(x.caps), func(i int) bool { return x.caps[i].Name >= name })
+	return i, i < len(x.caps) && x.caps[i].Name == name
 }
 
 // textDocument is c's bleve document: its folded name (as words),
@@ -325,15 +465,17 @@ func textDocument(an *textAnalyzer, c registry.Capability) map[string]any {
 	}
 }
 
-// discDigest returns registry.Entry.DiscoveryDigest of the entry.
-func (e *entryInfo) discDigest() (hashing.Digest, error) {
-	e.discOnce.Do(func() {
-		e.disc, e.discErr = registry.Entry{Disc: e.discLayer}.DiscoveryDigest()
-		if e.discErr != nil {
-			e.discErr = fmt.Errorf("discover: disc digest of %q: %w", e.name, e.discErr)
-		}
-	})
-	return e.disc, e.discErr
+// discDigest returns registry.Entry.DiscoveryDigest of entry e.
+func (x *index) discDigest(e uint32) (hashing.Digest, error) {
+	if d := x.discs[e].Load(); d != nil {
+		return *d, nil
+	}
+	d, err := registry.Entry{Disc: x.caps[e].Disc}.DiscoveryDigest()
+	if err != nil {
+		return hashing.Digest{}, fmt.Errorf("discover: disc digest of %q: %w", x.caps[e].Name, err)
+	}
+	x.discs[e].Store(&d)
+	return d, nil
 }
 
 func withoutOrientation(s registry.Semantic) registry.Semantic {
@@ -369,56 +511,27 @@ func descriptionHead(d string) string {
 	return strings.TrimSuffix(d[:cut], ".")
 }
 
-func (x *index) add(e *entryInfo) {
-	x.entries[e.name] = e
-	x.exact[e.exactKey] = insertSorted(x.exact[e.exactKey], e.name)
-	for _, k := range e.aliases {
-		x.alias[k] = insertSorted(x.alias[k], e.name)
+// addForm enters a family the inversion rule reads; f may be nil.
+func (x *index) addForm(name string, f *family) {
+	if f == nil {
+		return
 	}
-	for _, k := range e.tags {
-		x.tag[k] = insertSorted(x.tag[k], e.name)
-	}
-	for _, k := range e.defKeys {
-		x.defined[k] = insertSorted(x.defined[k], e.name)
-	}
-	e.eachPhrase(x.vocab.addKey)
-	if e.expr != "" {
-		x.exprs[e.expr] = insertSorted(x.exprs[e.expr], e.name)
-		for _, u := range e.unwraps {
-			x.unwraps[u] = insertSorted(x.unwraps[u], e.name)
-		}
+	x.forms[name] = f
+	x.exprs[f.expr] = insertSorted(x.exprs[f.expr], name)
+	for _, u := range f.unwraps {
+		x.unwraps[u] = insertSorted(x.unwraps[u], name)
 	}
 }
 
-// eachPhrase calls f with every key e adds to the vocabulary, as often as
-// e holds it: the same calls undo what add did in remove.
-func (e *entryInfo) eachPhrase(f func(string)) {
-	f(e.exactKey)
-	for _, ks := range [][]string{e.aliases, e.tags, e.defKeys} {
-		for _, k := range ks {
-			f(k)
-		}
+func (x *index) removeForm(name string) {
+	f := x.forms[name]
+	if f == nil {
+		return
 	}
-}
-
-func (x *index) remove(e *entryInfo) {
-	delete(x.entries, e.name)
-	removeFrom(x.exact, e.exactKey, e.name)
-	for _, k := range e.aliases {
-		removeFrom(x.alias, k, e.name)
-	}
-	for _, k := range e.tags {
-		removeFrom(x.tag, k, e.name)
-	}
-	for _, k := range e.defKeys {
-		removeFrom(x.defined, k, e.name)
-	}
-	e.eachPhrase(x.vocab.removeKey)
-	if e.expr != "" {
-		removeFrom(x.exprs, e.expr, e.name)
-		for _, u := range e.unwraps {
-			removeFrom(x.unwraps, u, e.name)
-		}
+	delete(x.forms, name)
+	removeFrom(x.exprs, f.expr, name)
+	for _, u := range f.unwraps {
+		removeFrom(x.unwraps, u, name)
 	}
 }
 
@@ -444,8 +557,8 @@ func removeFrom(m map[string][]string, k, v string) {
 	m[k] = s
 }
 
-// keyword runs the fourth tier for a term; see docs/discovery.md. It
-// returns the matching names, sorted. In order, the first step with hits
+// keyword runs the fourth tier for a term listed under the postings
+// listed; see docs/discovery.md. It returns the matching entries, sorted. In order, the first step with hits
 // decides:
 //
 //  1. defined: the term is an entry's name read as words (MOM_WZS → "mom
@@ -457,8 +570,8 @@ func removeFrom(m map[string][]string, k, v string) {
 // A step with more hits than its limit (keywordLeadMax, keywordLeadMax,
 // keywordBodyMax) ends the tier with no match: the term is too generic to
 // be evidence for any one entry.
-func (x *index) keyword(ctx context.Context, t folded) ([]string, error) {
-	if n := x.defined[t.key()]; len(n) > 0 {
+func (x *index) keyword(ctx context.Context, t folded, listed []uint32) ([]uint32, error) {
+	if n := inTier(listed, tierDefined); len(n) > 0 {
 		if len(n) > keywordLeadMax {
 			return nil, nil
 		}
@@ -478,13 +591,27 @@ func (x *index) keyword(ctx context.Context, t folded) ([]string, error) {
 		return nil, err
 	}
 	if total > 0 {
-		return lead, nil
+		return x.positions(lead)
 	}
 	body, total, err := searchText(ctx, bl, phraseQuery(t.keys, fieldDesc), keywordBodyMax)
 	if err != nil || total > keywordBodyMax {
 		return nil, err
 	}
-	return body, nil
+	return x.positions(body)
+}
+
+// positions returns the positions of the sorted names the text index
+// found, in order.
+func (x *index) positions(names []string) ([]uint32, error) {
+	out := make([]uint32, len(names))
+	for i, n := range names {
+		p, ok := x.position(n)
+		if !ok {
+			return nil, fmt.Errorf("discover: the text index lists %q, which registry version %d does not hold", n, x.version())
+		}
+		out[i] = uint32(p)
+	}
+	return out, nil
 }
 
 // phraseQuery finds keys (two or more) as consecutive words of a field,

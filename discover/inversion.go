@@ -211,9 +211,11 @@ func oppositeOrientation(a, b registry.Orientation) bool {
 		a == registry.OrientNegative && b == registry.OrientPositive
 }
 
-// opposites returns, sorted, the families the rule pairs with f.
-func (x *index) opposites(f *entryInfo) []string {
-	if f.expr == "" {
+// opposites returns, sorted, the families the rule pairs with the entry
+// named name.
+func (x *index) opposites(name string) []string {
+	f := x.forms[name]
+	if f == nil {
 		return nil
 	}
 	var cands []string
@@ -225,9 +227,8 @@ func (x *index) opposites(f *entryInfo) []string {
 	cands = slices.Compact(cands)
 	out := cands[:0]
 	for _, n := range cands {
-		g := x.entries[n]
-		if g == nil || g.name == f.name || g.expr == "" || g.deprecated ||
-			!oppositeOrientation(f.orient, g.orient) || g.shape != f.shape {
+		g := x.forms[n]
+		if g == nil || n == name || !oppositeOrientation(f.orient, g.orient) || g.shape != f.shape {
 			continue
 		}
 		out = append(out, n)

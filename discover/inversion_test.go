@@ -89,12 +89,12 @@ func TestInversionRule(t *testing.T) {
 	// The relation is symmetric.
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	if got := d.cur.opposites(d.cur.entries["W_DOWN"]); !slices.Equal(got, []string{"W_UP"}) {
+	if got := d.cur.opposites("W_DOWN"); !slices.Equal(got, []string{"W_UP"}) {
 		t.Errorf("opposites of W_DOWN: %v", got)
 	}
 	// Built-in: MOM_WZS and MOM_REV, nothing else.
 	for name, want := range map[string][]string{"MOM_WZS": {"MOM_REV"}, "MOM_REV": {"MOM_WZS"}, "CARRY": nil, "VOL_TGT": nil} {
-		if got := d.cur.opposites(d.cur.entries[name]); !slices.Equal(got, want) {
+		if got := d.cur.opposites(name); !slices.Equal(got, want) {
 			t.Errorf("opposites of %s: %v, want %v", name, got, want)
 		}
 	}

@@ -328,3 +328,92 @@ func TestConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestIncrementalBatchEqualsRebuild: versions that add hundreds of entries
+// at once, with names sorting before, among and after the catalog's (every
+// entry after the first new name changes position), then edit, deprecate
+// and add a few, updated incrementally, answer every probe term and prompt
+// like an index built from scratch. The first batch is large enough that
+// the phrase table folds its edits back into one array; the later edits
+// stay apart from it.
+func TestIncrementalBatchEqualsRebuild(t *testing.T) {
+	ctx := t.Context()
+	s, _ := mustOpenStore(t)
+	d := mustNew(t, s)
+	if _, err := d.Probe(ctx, Query{Terms: []string{"warm"}}); err != nil {
+		t.Fatal(err)
+	}
+	syn := syntheticEntries(400)
+	for i := range syn {
+		syn[i].Name = fmt.Sprintf("%c_%04d", "AMZ"[i%3], i)
+	}
+	changes := []func() error{
+		func() error { _, _, err := s.Apply(ctx, syn); return err },
+		func() error { // edits: new aliases and tags for some, deprecation for others, and one new entry
+			var es []registry.Entry
+			for i := 0; i < 60; i += 3 {
+				e := syn[i].Clone()
+				if i%2 == 0 {
+					e.Disc.Aliases = append(e.Disc.Aliases, fmt.Sprintf("batch alias %d", i))
+					e.Disc.Tags = []string{"batch tag"}
+				} else {
+					e.Disc.Deprecated = true
+				}
+				es = append(es, e)
+			}
+			_, _, err := s.Apply(ctx, append(es, pairsFamily()))
+			return err
+		},
+		func() error { _, err := s.Put(ctx, syntheticEntries(401)[400]); return err },
+	}
+	prompts := allPrompts(t)
+	for i, change := range changes {
+		if err := change(); err != nil {
+			t.Fatalf("change %d: %v", i, err)
+		}
+		terms := append(probeTerms(s.Current()), "batch tag", "batch alias 0", "pairs trading")
+		inc := probeResults(t, d, terms, prompts)
+		if d.cur.version() != s.Current().Version() || d.cur.updates != i+1 {
+			t.Fatalf("change %d: index at version %d after %d updates, store at %d", i, d.cur.version(), d.cur.updates, s.Current().Version())
+		}
+		if over := len(d.cur.terms.over); (i == 0) != (over == 0) {
+			t.Errorf("change %d: %d phrases edited apart from the table's array", i, over)
+		}
+		fresh, err := New(ctx, s, s.DB(), Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		diffResults(t, fmt.Sprintf("change %d", i), inc, probeResults(t, fresh, terms, prompts))
+		fresh.Close()
+	}
+}
+
+// probeResults is snapshotResults without storing evidence.
+func probeResults(t testing.TB, d *Discoverer, terms []string, prompts []string) map[string][]byte {
+	t.Helper()
+	out := make(map[string][]byte, len(terms)+len(prompts))
+	for _, q := range append(termQueries(terms), promptQueries(prompts)...) {
+		r, err := d.Probe(t.Context(), q)
+		if err != nil {
+			t.Fatalf("Probe(%+v): %v", q, err)
+		}
+		out[fmt.Sprintf("%q %q", q.Terms, q.Prompt)] = mustJSON(t, r)
+	}
+	return out
+}
+
+func termQueries(terms []string) []Query {
+	qs := make([]Query, len(terms))
+	for i, term := range terms {
+		qs[i] = Query{Terms: []string{term}}
+	}
+	return qs
+}
+
+func promptQueries(prompts []string) []Query {
+	qs := make([]Query, len(prompts))
+	for i, p := range prompts {
+		qs[i] = Query{Prompt: p}
+	}
+	return qs
+}

@@ -54,9 +54,9 @@ func clip(s string) string {
 
 // termMatch is the outcome of the cascade for one term.
 type termMatch struct {
-	mode  Mode
-	names []string // sorted
-	cue   bool     // an inversion cue that named nothing itself
+	mode Mode
+	ents []uint32 // postings or positions, sorted: the entries are e&entryMask
+	cue  bool     // an inversion cue that named nothing itself
 }
 
 // match runs the cascade for every term against x and assembles the
@@ -105,17 +105,18 @@ func (x *index) match(ctx context.Context, terms []folded) (Result, error) {
 		}
 		seen := map[string]bool{}
 		for _, j := range near {
-			for _, fam := range tms[j].names {
-				f := x.entries[fam]
-				if f.kind != registry.KindFamily {
-					continue
-				}
-				for _, opp := range x.opposites(f) {
+			for _, e := range tms[j].ents {
+				fam := x.caps[e&entryMask].Name
+				for _, opp := range x.opposites(fam) {
 					if seen[opp] {
 						continue
 					}
 					seen[opp] = true
-					m, err := x.newMatch(terms[i].text, opp, ModeInversion)
+					o, ok := x.position(opp)
+					if !ok {
+						return Result{}, fmt.Errorf("discover: opposite %q of %q is not in registry version %d", opp, fam, x.version())
+					}
+					m, err := x.newMatch(terms[i].text, uint32(o), ModeInversion)
 					if err != nil {
 						return Result{}, err
 					}
@@ -131,9 +132,9 @@ func (x *index) match(ctx context.Context, terms []folded) (Result, error) {
 	for i, tm := range tms {
 		ms := inverted[i]
 		if !tm.cue {
-			ms = make([]Match, 0, len(tm.names))
-			for _, n := range tm.names {
-				m, err := x.newMatch(terms[i].text, n, tm.mode)
+			ms = make([]Match, 0, len(tm.ents))
+			for _, e := range tm.ents {
+				m, err := x.newMatch(terms[i].text, e&entryMask, tm.mode)
 				if err != nil {
 					return Result{}, err
 				}
@@ -155,27 +156,28 @@ func (x *index) match(ctx context.Context, terms []folded) (Result, error) {
 }
 
 func (x *index) hasFamily(tm termMatch) bool {
-	for _, n := range tm.names {
-		if x.entries[n].kind == registry.KindFamily {
+	for _, e := range tm.ents {
+		if x.caps[e&entryMask].Kind == registry.KindFamily {
 			return true
 		}
 	}
 	return false
 }
 
-func (x *index) newMatch(term, name string, mode Mode) (Match, error) {
-	e := x.entries[name]
-	disc, err := e.discDigest()
+// newMatch is the match of entry e (a position).
+func (x *index) newMatch(term string, e uint32, mode Mode) (Match, error) {
+	disc, err := x.discDigest(e)
 	if err != nil {
 		return Match{}, err
 	}
+	c := &x.caps[e]
 	return Match{
 		Term:       term,
-		Name:       name,
-		Kind:       e.kind,
+		Name:       c.Name,
+		Kind:       c.Kind,
 		Mode:       mode,
 		Confidence: mode.confidence(),
-		Capability: e.capability,
+		Capability: c.Identity,
 		Disc:       disc,
 	}, nil
 }
@@ -184,22 +186,26 @@ func (x *index) newMatch(term, name string, mode Mode) (Match, error) {
 // first tier with a match wins. An inversion cue that no equality tier
 // matches skips the keyword tier and is marked as a cue.
 func (x *index) cascade(ctx context.Context, t folded) (termMatch, error) {
-	k := t.key()
-	if n := x.exact[k]; len(n) > 0 {
-		return termMatch{mode: ModeExact, names: n}, nil
-	}
-	if n := x.alias[k]; len(n) > 0 {
-		return termMatch{mode: ModeAlias, names: n}, nil
-	}
-	if n := x.tag[k]; len(n) > 0 {
-		return termMatch{mode: ModeTag, names: n}, nil
+	// Postings are sorted by tier: the first one's tier is the highest
+	// that lists the term.
+	listed := x.terms.listed(t.key())
+	if len(listed) > 0 {
+		ents := inTier(listed, tier(listed[0]>>tierShift))
+		switch tier(listed[0] >> tierShift) {
+		case tierExact:
+			return termMatch{mode: ModeExact, ents: ents}, nil
+		case tierAlias:
+			return termMatch{mode: ModeAlias, ents: ents}, nil
+		case tierTag:
+			return termMatch{mode: ModeTag, ents: ents}, nil
+		}
 	}
 	if x.vocab.isCue(t) {
 		return termMatch{cue: true}, nil
 	}
-	n, err := x.keyword(ctx, t)
+	n, err := x.keyword(ctx, t, listed)
 	if err != nil {
 		return termMatch{}, err
 	}
-	return termMatch{mode: ModeKeyword, names: n}, nil
+	return termMatch{mode: ModeKeyword, ents: n}, nil
 }

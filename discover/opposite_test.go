@@ -25,7 +25,7 @@ func TestOppositeMatchesIndex(t *testing.T) {
 	pairs := 0
 	for _, a := range fams {
 		want := map[string]bool{}
-		for _, n := range x.opposites(x.entries[a.Name]) {
+		for _, n := range x.opposites(a.Name) {
 			want[n] = true
 		}
 		for _, b := range fams {

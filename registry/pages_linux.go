@@ -47,3 +47,25 @@ func (m pageMap) release(first, last []byte) {
 // addressOf is where b starts: records read in address order are read in
 // file order, and released in runs.
 func addressOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }
+
+// releaseAll drops every page of the map from the process; anchor is any
+// slice of the map (the map's address comes as a number, and only a
+// pointer may be moved). Releasing runs of records as they are read is
+// not enough: a fault maps the faulting page's neighbours with it
+// (fault-around, 64 KB), so released pages come back as the next runs are
+// read, and an open of 100,000 entries ended with half the record pages,
+// the branch pages and bbolt's freelist resident, 40–60 MB that nothing
+// reads again soon. So a read of a version releases everything every 32
+// runs, and an open once the version is read.
+func (m pageMap) releaseAll(anchor []byte) {
+	if len(anchor) == 0 {
+		return
+	}
+	a := addressOf(anchor)
+	if a < m.lo || a >= m.hi {
+		return
+	}
+	size := (m.hi - m.lo + m.page - 1) &^ (m.page - 1)
+	start := unsafe.Add(unsafe.Pointer(unsafe.SliceData(anchor)), -int(a-m.lo))
+	_ = syscall.Madvise(unsafe.Slice((*byte)(start), size), syscall.MADV_DONTNEED) // advice only, as in release
+}

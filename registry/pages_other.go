@@ -16,6 +16,8 @@ func pageMapOf(*bolt.Tx) pageMap { return pageMap{} }
 
 func (pageMap) release(first, last []byte) {}
 
+func (pageMap) releaseAll(anchor []byte) {}
+
 // addressOf is where b starts: records read in address order are read in
 // file order.
 func addressOf(b []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b))) }

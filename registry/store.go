@@ -115,6 +115,9 @@ func (s *Store) loadCurrent(ctx context.Context) error {
 		}
 		var err error
 		snap, err = readVersion(ctx, tx, v, nil)
+		if vb := tx.Bucket(bucketVersions); vb != nil {
+			pageMapOf(tx).releaseAll(vb.Get(u64(v)))
+		}
 		return err
 	})
 	if err != nil {
@@ -733,6 +736,9 @@ func readVersion(ctx context.Context, tx *bolt.Tx, n uint64, base *Snapshot) (*S
 			}
 		}
 		runs <- js
+		if lo > 0 && lo%(32*run) == 0 {
+			pages.releaseAll(raws[js[0]]) // see releaseAll: runs released one by one come back
+		}
 	}
 	close(runs)
 	wg.Wait()
