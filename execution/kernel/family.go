@@ -146,7 +146,7 @@ func size(into [][]float64, returns, signals, vols [][]float64, p Params) Result
 	n := len(returns[0])
 	weights := make([][]float64, len(returns))
 	sum := make([]float64, n)
-	count := make([]int, n)
+	count := make([]float64, n) // small whole numbers: exact
 	tau, lo, hi, lag := p.TargetVol, -p.Leverage, p.Leverage, p.Lag
 	for a, r := range returns {
 		r, vol, sig := r[:n], vols[a][:n], signals[a][:n]
@@ -158,7 +158,7 @@ func size(into [][]float64, returns, signals, vols [][]float64, p Params) Result
 		}
 		// Branch-light: every row computes its weight, the rows without
 		// one are set to NA after.
-		for t := range w {
+		for t := sizeVec(sig, vol, tau, lo, hi, w); t < n; t++ {
 			s, v := sig[t], vol[t]
 			x := s * tau / v
 			c := min(max(x, lo), hi) // clip1(x, lo, hi) for a non-NaN x: lo < 0 < hi
@@ -170,25 +170,35 @@ func size(into [][]float64, returns, signals, vols [][]float64, p Params) Result
 			}
 			w[t] = c
 		}
-		for t := lag; t < n; t++ {
-			x, y := w[t-lag], r[t]
-			if isNA(x) || isNA(y) {
-				continue
-			}
-			sum[t] += float64(x * y) // explicit conversion: no FMA
-			count[t]++
+		if lag < n {
+			pnlAdd(w[:n-lag], r[lag:], sum[lag:], count[lag:])
 		}
 		weights[a] = w
 	}
 	pnl := sum // each row read once, before it is overwritten
 	for t, c := range count {
 		if c > 0 {
-			pnl[t] = sum[t] / float64(c)
+			pnl[t] = sum[t] / c
 		} else {
 			pnl[t] = nan
 		}
 	}
 	return Result{Weights: weights, PnL: pnl}
+}
+
+// pnlAdd adds w[t]·r[t] to sum[t] and 1 to count[t] where neither w[t]
+// nor r[t] is NA (the rows of r and sum are the weights' rows plus the
+// lag).
+func pnlAdd(w, r, sum, count []float64) {
+	r, sum, count = r[:len(w)], sum[:len(w)], count[:len(w)]
+	for t := pnlAddVec(w, r, sum, count); t < len(w); t++ {
+		x, y := w[t], r[t]
+		if isNA(x) || isNA(y) {
+			continue
+		}
+		sum[t] += float64(x * y) // explicit conversion: no FMA
+		count[t]++
+	}
 }
 
 // backtestNamed runs Backtest and names the assets.

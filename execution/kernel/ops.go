@@ -194,7 +194,8 @@ func clipInto(out, x []float64, lo, hi float64) {
 	// With lo < 0 < hi no zero is ever compared with a zero bound, so
 	// min(max(v, lo), hi) is clip1(v, lo, hi) for every non-NaN v, without
 	// a branch that mispredicts on a signal that often hits its bounds.
-	for t, v := range x {
+	for t := clipVec(x, lo, hi, out); t < len(x); t++ {
+		v := x[t]
 		c := min(max(v, lo), hi)
 		if isNA(v) {
 			c = nan

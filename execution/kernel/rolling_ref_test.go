@@ -233,8 +233,23 @@ func TestWindowLoopsMatchOneAtATime(t *testing.T) {
 				t.Fatalf("trial %d %s: w %d, %d windows: std %d = %v, one at a time %v", trial, c.name, w, n, i, got[i], wantStd[i])
 			}
 		}
+		// Both at once, as rolling runs them: on amd64 with AVX-512 the
+		// leading blocks in windowStatsT, from transposed values. Its
+		// standard deviations are around its own means: the same bits.
+		gotMean, gotStd := make([]float64, n), make([]float64, n)
+		windowStats(v, w, gotMean, gotStd, make([]float64, vecScratch(w)))
+		if i, ok := bitsEqualNaN(gotMean, wantMean); !ok {
+			t.Fatalf("trial %d windowStats: w %d, %d windows: mean %d = %v, one at a time %v", trial, w, n, i, gotMean[i], wantMean[i])
+		}
+		if i, ok := bitsEqualNaN(gotStd, wantStd); !ok {
+			t.Fatalf("trial %d windowStats: w %d, %d windows: std %d = %v, one at a time %v", trial, w, n, i, gotStd[i], wantStd[i])
+		}
+		windowStats(v, w, gotMean, nil, make([]float64, vecScratch(w)))
+		if i, ok := bitsEqualNaN(gotMean, wantMean); !ok {
+			t.Fatalf("trial %d windowStats without std: w %d, %d windows: mean %d = %v, one at a time %v", trial, w, n, i, gotMean[i], wantMean[i])
+		}
 	}
-	t.Logf("AVX: %v", haveAVX)
+	t.Logf("AVX: %v, AVX-512 and FMA: %v", haveAVX, haveAVX512)
 }
 
 // bitsEqualNaN is bitsEqual with every NaN equal to every NaN (Inf − Inf
