@@ -203,8 +203,9 @@ func signalRange(cp *compiled, vals []rval) (lo, hi float64) {
 
 // resultFacts extends st by the verified outputs of the family step. The
 // weights are read once, column by column (as they are laid out), since
-// this runs for every morphism of a grid.
-func resultFacts(st contract.State, res *kernel.Result, sigLo, sigHi float64) contract.State {
+// this runs for every morphism of a grid. pool, when not nil, lends the
+// per-row sums.
+func resultFacts(st contract.State, res *kernel.Result, sigLo, sigHi float64, pool *seriesPool) contract.State {
 	out := make(contract.State, len(st)+10)
 	for k, v := range st {
 		out[k] = v
@@ -223,7 +224,9 @@ func resultFacts(st contract.State, res *kernel.Result, sigLo, sigHi float64) co
 	}
 	// Per row, the sum of |weight|; over everything, the turnover as TRN
 	// counts it (NA weights as 0, the weight before row 0 as 0).
-	gross := make([]float64, n)
+	gross := pool.get(n)
+	defer pool.put(gross)
+	clear(gross)
 	var e kernel.Exposure
 	for _, w := range res.Weights {
 		e.Add(w[:min(len(w), n)], gross)

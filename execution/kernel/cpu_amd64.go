@@ -37,15 +37,13 @@ func detectAVX2() bool {
 }
 
 // detectAVX512: what windowt_amd64.s uses — FMA (CPUID.1:ECX bit 12),
-// AVX-512 F and VL (CPUID.(7,0):EBX bits 16 and 31) for the registers Y16
-// to Y31, and the operating system saving the opmask and upper ZMM state
-// (XCR0 bits 5 to 7).
+// AVX-512 F (CPUID.(7,0):EBX bit 16), and the operating system saving the
+// opmask and the whole ZMM state (XCR0 bits 5 to 7).
 func detectAVX512() bool {
 	if _, _, c, _ := cpuid(1, 0); c&(1<<12) == 0 {
 		return false
 	}
-	_, b, _, _ := cpuid(7, 0)
-	if b&(1<<16) == 0 || b&(1<<31) == 0 {
+	if _, b, _, _ := cpuid(7, 0); b&(1<<16) == 0 {
 		return false
 	}
 	return xgetbv0()&0xe0 == 0xe0

@@ -2,6 +2,8 @@
 
 package kernel
 
+import "math"
+
 //go:noescape
 func scoresAVX(next, mean, std *float64, k float64, quads int, out *float64)
 
@@ -124,4 +126,27 @@ func naRowsVec(x []float64, base int, rows []int) ([]int, int) {
 		rows[i] += base
 	}
 	return rows, looked
+}
+
+//go:noescape
+func dlogDiffAVX(x *float64, quads int, l *float64) (inf int)
+
+// dlogVec is dlogInto with AVX2, for a series without +Inf: it returns
+// false, having written out but nothing else, where it does not run.
+func dlogVec(out, x []float64) bool {
+	n := len(x)
+	q := (n - 1) / 4 // rows 1 … 4q four at a time
+	if !haveAVX2 || q == 0 {
+		return false
+	}
+	// ln x, bit for bit math.Log's where x is positive and finite; the
+	// other lanes are masked below.
+	for i := logsVec(x, out); i < n; i++ {
+		out[i] = math.Log(x[i])
+	}
+	if dlogDiffAVX(&x[0], q, &out[0]) != 0 {
+		return false
+	}
+	dlogFinish(out, x, 4*q+1)
+	return true
 }

@@ -282,7 +282,7 @@ gLoop:
 // func naRowsAVX(x *float64, quads int, rows *int, room int) (found, looked int)
 // Appends to rows the index of every NaN of x[0 : 4·quads], in order,
 // while there is room for a whole quad's (four); looked is how many values
-// it read.
+// it read. Eight values a time are tested at once: NaNs are rare.
 TEXT ·naRowsAVX(SB), NOSPLIT, $0-48
 	MOVQ x+0(FP), SI
 	MOVQ quads+8(FP), CX
@@ -291,6 +291,21 @@ TEXT ·naRowsAVX(SB), NOSPLIT, $0-48
 	SUBQ $4, R8                // found may not pass room − 4 before a quad
 	XORQ DX, DX                // the quad's first index
 	XORQ R9, R9                // found
+
+naPairs:
+	CMPQ      CX, $2
+	JLT       naLoop
+	VMOVUPD   0(SI)(DX*8), Y0
+	VMOVUPD   32(SI)(DX*8), Y2
+	VCMPPD    $3, Y0, Y0, Y1
+	VCMPPD    $3, Y2, Y2, Y3
+	VORPD     Y3, Y1, Y3
+	VPTEST    Y3, Y3
+	JNZ       naLoop           // one of the two has a NaN: a quad at a time
+	ADDQ      $8, DX
+	SUBQ      $2, CX
+	JNZ       naPairs
+	JMP       naDone
 
 naLoop:
 	VMOVUPD   0(SI)(DX*8), Y0
@@ -302,7 +317,7 @@ naLoop:
 naNext:
 	ADDQ $4, DX
 	DECQ CX
-	JNZ  naLoop
+	JNZ  naPairs
 
 naDone:
 	MOVQ R9, found+32(FP)
@@ -323,3 +338,46 @@ naBit:
 	ANDL BX, AX                // the next lowest bit
 	JNZ  naBit
 	JMP  naNext
+
+// func dlogDiffAVX(x *float64, quads int, l *float64) (inf int)
+// In place, for t in 1 … 4·quads: l[t] = l[t] − l[t−1] where x[t] and
+// x[t−1] are positive, NA elsewhere; l holds ln x on entry. inf is not 0
+// when x[0 : 4·quads+1] holds +Inf (whose l is not its logarithm): then
+// nothing of it stands. The log of the row
+// before a quad is carried in a register: the quad before has been
+// overwritten.
+TEXT ·dlogDiffAVX(SB), NOSPLIT, $0-32
+	MOVQ         x+0(FP), SI
+	MOVQ         quads+8(FP), CX
+	MOVQ         l+16(FP), DI
+	VBROADCASTSD elemNaN<>(SB), Y15
+	VBROADCASTSD elemInf<>(SB), Y13
+	VXORPD       Y12, Y12, Y12
+	VXORPD       Y11, Y11, Y11     // +Inf seen
+	VBROADCASTSD 0(DI), Y10        // l[t−1] in every lane
+
+dLoop:
+	VMOVUPD   8(DI), Y0            // l[t … t+3]
+	VPERMPD   $0x93, Y0, Y1        // l[t+3], l[t], l[t+1], l[t+2]
+	VBLENDPD  $1, Y10, Y1, Y1      // l[t−1 … t+2]
+	VPERMPD   $0xff, Y0, Y10       // l[t+3] for the next quad
+	VSUBPD    Y1, Y0, Y0
+	VMOVUPD   8(SI), Y2            // x[t … t+3]
+	VMOVUPD   0(SI), Y3            // x[t−1 … t+2]
+	VCMPPD    $0x1e, Y12, Y2, Y4   // x > 0 (and finite, or inf says so)
+	VCMPPD    $0x1e, Y12, Y3, Y5
+	VANDPD    Y5, Y4, Y4
+	VBLENDVPD Y4, Y0, Y15, Y0      // the difference where all hold, else NA
+	VMOVUPD   Y0, 8(DI)
+	VCMPPD    $0, Y13, Y2, Y5      // x == +Inf
+	VORPD     Y5, Y11, Y11
+	VCMPPD    $0, Y13, Y3, Y5
+	VORPD     Y5, Y11, Y11
+	ADDQ      $32, SI
+	ADDQ      $32, DI
+	DECQ      CX
+	JNZ       dLoop
+	VMOVMSKPD Y11, AX
+	MOVQ      AX, inf+24(FP)
+	VZEROUPPER
+	RET

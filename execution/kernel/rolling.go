@@ -89,7 +89,9 @@ func rollingInto(out, x []float64, w int, kind rollKind) {
 		ei := 0
 		lastEq, start := -1, 0
 		for c0 := 0; ; {
-			have += in.read(buf[have:])
+			var got int
+			in, got = in.read(buf[have:])
+			have += got
 			if have < w {
 				break
 			}
@@ -189,8 +191,10 @@ type valid struct {
 }
 
 // read copies the next valid values into dst until dst is full or x is
-// read, and returns how many it copied.
-func (v *valid) read(dst []float64) int {
+// read, and returns how many it copied and v read on. (A value receiver:
+// appending to eqs through a pointer would move its stack array to the
+// heap.)
+func (v valid) read(dst []float64) (valid, int) {
 	got := 0
 	for got < len(dst) && v.src < len(v.x) {
 		end := len(v.x) // x[src:end] is valid
@@ -218,7 +222,7 @@ func (v *valid) read(dst []float64) int {
 		v.src += k
 	}
 	v.n += got
-	return got
+	return v, got
 }
 
 // naRows appends the rows of x that are NA to rows, in order.

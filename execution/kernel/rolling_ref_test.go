@@ -279,7 +279,7 @@ func refDlog(x []float64) []float64 {
 // negative values and infinities.
 func TestDlogMatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 13))
-	for trial := range 200 {
+	for trial := range 600 {
 		x := make([]float64, rng.IntN(60))
 		for i := range x {
 			switch rng.IntN(9) {
@@ -288,13 +288,30 @@ func TestDlogMatchesReference(t *testing.T) {
 			case 1:
 				x[i] = -rng.Float64()
 			case 2:
-				x[i] = []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), 5e-324}[rng.IntN(5)]
+				x[i] = []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), 5e-324, math.MaxFloat64}[rng.IntN(6)]
 			default:
 				x[i] = math.Exp(rng.NormFloat64() * 5)
+			}
+			if trial%3 != 0 && x[i] > math.MaxFloat64 { // most trials without +Inf: the vector path
+				x[i] = math.MaxFloat64
 			}
 		}
 		if i, ok := bitsEqual(Dlog(x), refDlog(x)); !ok {
 			t.Fatalf("trial %d: row %d: %v, reference %v (x = %v)", trial, i, Dlog(x)[i], refDlog(x)[i], x)
+		}
+	}
+	// One +Inf at every row of positive series of every length: the
+	// vector loop must give the whole series back to the scalar one.
+	for n := range 14 {
+		for at := range n {
+			x := make([]float64, n)
+			for i := range x {
+				x[i] = float64(i + 1)
+			}
+			x[at] = math.Inf(1)
+			if i, ok := bitsEqual(Dlog(x), refDlog(x)); !ok {
+				t.Fatalf("+Inf at %d of %d: row %d: %v, reference %v", at, n, i, Dlog(x)[i], refDlog(x)[i])
+			}
 		}
 	}
 }
@@ -391,6 +408,9 @@ func TestSizeAndClipMatchReference(t *testing.T) {
 	}
 	for trial := range 300 {
 		n, assets := 1+rng.IntN(80), 1+rng.IntN(4)
+		if trial%20 == 0 { // several blocks of sizeRows rows
+			n = 1000 + rng.IntN(1600)
+		}
 		var r, sig, vol [][]float64
 		for range assets {
 			r = append(r, series(n, 0.01))

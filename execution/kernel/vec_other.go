@@ -34,3 +34,5 @@ func exposureVec(w, gross []float64, e *Exposure) int { return 1 }
 func rangeVec(x []float64, lohi *[2]float64) int { return 0 }
 
 func naRowsVec(x []float64, base int, rows []int) ([]int, int) { return rows, 0 }
+
+func dlogVec(out, x []float64) bool { return false }
