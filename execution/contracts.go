@@ -196,34 +196,16 @@ func signalRange(cp *compiled, vals []rval) (lo, hi float64) {
 	case a.Num != nil:
 		return *a.Num, *a.Num
 	case a.Node != nil && vals[*a.Node].p != nil:
-		started := false
-		for _, col := range vals[*a.Node].p.cols {
-			if !started { // lo and hi start at the first defined value
-				for i, v := range col {
-					if !math.IsNaN(v) {
-						lo, hi, started = v, v, true
-						col = col[i+1:]
-						break
-					}
-				}
-			}
-			for _, v := range col { // a NaN compares false: skipped
-				if v < lo {
-					lo = v
-				}
-				if v > hi {
-					hi = v
-				}
-			}
-		}
+		return kernel.Range(vals[*a.Node].p.cols...)
 	}
 	return lo, hi
 }
 
 // resultFacts extends st by the verified outputs of the family step. The
 // weights are read once, column by column (as they are laid out), since
-// this runs for every morphism of a grid.
-func resultFacts(st contract.State, res *kernel.Result, sigLo, sigHi float64) contract.State {
+// this runs for every morphism of a grid. pool, when not nil, lends the
+// per-row sums.
+func resultFacts(st contract.State, res *kernel.Result, sigLo, sigHi float64, pool *seriesPool) contract.State {
 	out := make(contract.State, len(st)+10)
 	for k, v := range st {
 		out[k] = v
@@ -242,27 +224,16 @@ func resultFacts(st contract.State, res *kernel.Result, sigLo, sigHi float64) co
 	}
 	// Per row, the sum of |weight|; over everything, the turnover as TRN
 	// counts it (NA weights as 0, the weight before row 0 as 0).
-	gross := make([]float64, n)
-	maxAbs, moved := 0.0, 0.0
+	gross := pool.get(n)
+	defer pool.put(gross)
+	clear(gross)
+	var e kernel.Exposure
 	for _, w := range res.Weights {
-		prev := 0.0
-		for t, v := range w[:min(len(w), n)] {
-			z := v
-			if math.IsNaN(v) {
-				z = 0
-			} else {
-				defined++
-				if !math.IsInf(v, 0) {
-					finite++
-				}
-				a := math.Abs(v)
-				gross[t] += a
-				maxAbs = max(maxAbs, a)
-			}
-			moved += math.Abs(z - prev)
-			prev = z
-		}
+		e.Add(w[:min(len(w), n)], gross)
 	}
+	defined += e.Defined
+	finite += e.Finite
+	maxAbs, moved := e.MaxAbs, e.Moved
 	grossMax := 0.0
 	for _, g := range gross {
 		grossMax = max(grossMax, g)

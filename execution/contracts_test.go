@@ -71,7 +71,7 @@ func TestResultFacts(t *testing.T) {
 		Weights: [][]float64{{nan, 0.5, -1, 1}, {nan, 0.25, 0.25, math.Inf(1)}},
 		PnL:     []float64{nan, nan, 0.01, -0.02},
 	}
-	st := resultFacts(contract.State{"data.rows": int64(4)}, res, -0.5, 0.75)
+	st := resultFacts(contract.State{"data.rows": int64(4)}, res, -0.5, 0.75, nil)
 	want := map[string]string{
 		"result.rows":           "4",
 		"result.assets":         `["A", "B"]`,

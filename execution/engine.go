@@ -652,7 +652,7 @@ func runOne(ctx context.Context, f *frame.Frame, days []int32, bufs *buffers, jo
 		// The family's postconditions, then the metric's preconditions,
 		// on the verified result, before anything of it is kept.
 		lo, hi := signalRange(cp, vals)
-		out.state = resultFacts(job.state, res, lo, hi)
+		out.state = resultFacts(job.state, res, lo, hi, bufs.series)
 		var lg verdictLog
 		switch {
 		case !lg.add(cs.family.Eval(cs.familyName, contract.Post, out.state, nil), codePost):

@@ -28,8 +28,17 @@
 // with its own accumulator in the same left-to-right order, which keeps
 // many additions in flight without changing a bit of any result: on amd64
 // with AVX, 32 windows at a time in the lanes of eight vectors
-// (window_amd64.s), elsewhere eight at a time in Go (window.go).
-// rolling_ref_test.go checks both against the one-window-at-a-time form.
+// (window_amd64.s), elsewhere eight at a time in Go (window.go). With
+// AVX-512 and FMA (windowt_amd64.s), 64 at a time: the values are first
+// transposed so that every load is aligned, the means and the deviations
+// of a block are computed together, and half of the additions and
+// subtractions run as 1·x ± y on the FMA pipes — one rounding, the same
+// bits as the plain addition. rolling_ref_test.go checks all of them against the
+// one-window-at-a-time form. The elementwise steps of the families'
+// plans (clip, the z-scores, sizing, the P&L sums, the checks' exposure
+// figures) run four values at a time with the same IEEE operations in the
+// same order (elem_amd64.s, checked by vec_test.go); -tags purego builds
+// the pure Go loops alone.
 // An O(n) running update would be faster for long windows but rounds
 // differently; rolling_on_test.go measures by how much. Likewise Dlog's
 // logarithms are math.Log's own amd64 instructions run on four values at a

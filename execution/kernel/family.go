@@ -141,54 +141,81 @@ func checkShape(prices, signals [][]float64) error {
 }
 
 // size computes the weights and the portfolio P&L from checked inputs.
-// The P&L sums take the assets in column order, row by row.
+// The P&L sums take the assets in column order, row by row. The rows go
+// sizeRows at a time, so that the sums and counts stay on the stack and in
+// the cache.
 func size(into [][]float64, returns, signals, vols [][]float64, p Params) Result {
 	n := len(returns[0])
 	weights := make([][]float64, len(returns))
-	sum := make([]float64, n)
-	count := make([]int, n)
-	tau, lo, hi, lag := p.TargetVol, -p.Leverage, p.Leverage, p.Lag
-	for a, r := range returns {
-		r, vol, sig := r[:n], vols[a][:n], signals[a][:n]
-		var w []float64
+	for a := range weights {
 		if into != nil {
-			w = into[a][:n]
+			weights[a] = into[a][:n]
 		} else {
-			w = make([]float64, n)
+			weights[a] = make([]float64, n)
 		}
-		// Branch-light: every row computes its weight, the rows without
-		// one are set to NA after.
-		for t := range w {
-			s, v := sig[t], vol[t]
-			x := s * tau / v
-			c := min(max(x, lo), hi) // clip1(x, lo, hi) for a non-NaN x: lo < 0 < hi
-			if isNA(x) {             // Inf/Inf: kept as it is, as clip1 keeps it
-				c = x
-			}
-			if isNA(s) || isNA(v) || v == 0 {
-				c = nan
-			}
-			w[t] = c
-		}
-		for t := lag; t < n; t++ {
-			x, y := w[t-lag], r[t]
-			if isNA(x) || isNA(y) {
-				continue
-			}
-			sum[t] += float64(x * y) // explicit conversion: no FMA
-			count[t]++
-		}
-		weights[a] = w
 	}
-	pnl := sum // each row read once, before it is overwritten
-	for t, c := range count {
-		if c > 0 {
-			pnl[t] = sum[t] / float64(c)
-		} else {
-			pnl[t] = nan
+	pnl := make([]float64, n)
+	tau, lo, hi, lag := p.TargetVol, -p.Leverage, p.Leverage, p.Lag
+	var sumBuf, countBuf [sizeRows]float64
+	for t0 := 0; t0 < n; t0 += sizeRows {
+		t1 := min(n, t0+sizeRows)
+		sum, count := sumBuf[:t1-t0], countBuf[:t1-t0] // count: small whole numbers, exact
+		clear(sum)
+		clear(count)
+		for a, r := range returns {
+			w := weights[a]
+			sizeWeights(w[t0:t1], signals[a][t0:t1], vols[a][t0:t1], tau, lo, hi)
+			// Row t's P&L takes the weight of row t − lag: decided by now.
+			if s := max(t0, lag); s < t1 {
+				pnlAdd(w[s-lag:t1-lag], r[s:t1], sum[s-t0:], count[s-t0:])
+			}
+		}
+		for t, c := range count {
+			if c > 0 {
+				pnl[t0+t] = sum[t] / c
+			} else {
+				pnl[t0+t] = nan
+			}
 		}
 	}
 	return Result{Weights: weights, PnL: pnl}
+}
+
+// sizeRows is how many rows size takes at a time.
+const sizeRows = 1024
+
+// sizeWeights sets w[t] = clip(sig[t]·τ/vol[t], lo, hi), NA where sig[t]
+// or vol[t] is NA or vol[t] = 0. Branch-light: every row computes its
+// weight, the rows without one are set to NA after.
+func sizeWeights(w, sig, vol []float64, tau, lo, hi float64) {
+	sig, vol = sig[:len(w)], vol[:len(w)]
+	for t := sizeVec(sig, vol, tau, lo, hi, w); t < len(w); t++ {
+		s, v := sig[t], vol[t]
+		x := s * tau / v
+		c := min(max(x, lo), hi) // clip1(x, lo, hi) for a non-NaN x: lo < 0 < hi
+		if isNA(x) {             // Inf/Inf: kept as it is, as clip1 keeps it
+			c = x
+		}
+		if isNA(s) || isNA(v) || v == 0 {
+			c = nan
+		}
+		w[t] = c
+	}
+}
+
+// pnlAdd adds w[t]·r[t] to sum[t] and 1 to count[t] where neither w[t]
+// nor r[t] is NA (the rows of r and sum are the weights' rows plus the
+// lag).
+func pnlAdd(w, r, sum, count []float64) {
+	r, sum, count = r[:len(w)], sum[:len(w)], count[:len(w)]
+	for t := pnlAddVec(w, r, sum, count); t < len(w); t++ {
+		x, y := w[t], r[t]
+		if isNA(x) || isNA(y) {
+			continue
+		}
+		sum[t] += float64(x * y) // explicit conversion: no FMA
+		count[t]++
+	}
 }
 
 // backtestNamed runs Backtest and names the assets.

@@ -45,9 +45,12 @@ func Dlog(x []float64) []float64 {
 }
 
 func dlogInto(out, x []float64) {
+	out = out[:len(x)]
+	if dlogVec(out, x) {
+		return
+	}
 	// Every logarithm at once (out holds ln x_t until row t is done), each
 	// taken once and kept for the next valid row.
-	out = out[:len(x)]
 	logs(x, out)
 	var lp float64   // ln x_p, when x_p > 0
 	posPrev := false // there is an earlier valid row p and x_p > 0
@@ -62,6 +65,40 @@ func dlogInto(out, x []float64) {
 			out[t] = lt - lp
 		}
 		posPrev, lp = pos, lt
+	}
+}
+
+// dlogFinish completes a Dlog whose rows 1 … from−1 hold ln x_t −
+// ln x_{t−1} where x_t and x_{t−1} are positive and finite, NA elsewhere
+// (dlogVec): row 0, the rows from on, and the rows right after NA rows,
+// whose previous valid row is further back. Its logarithms are math.Log's,
+// as logs takes them. from ≥ 1.
+func dlogFinish(out, x []float64, from int) {
+	if len(x) == 0 {
+		return
+	}
+	out[0] = nan
+	for t := from; t < len(x); t++ {
+		out[t] = nan
+		if x[t] > 0 && x[t-1] > 0 {
+			out[t] = math.Log(x[t]) - math.Log(x[t-1])
+		}
+	}
+	var small [64]int
+	nas := naRows(x, small[:0])
+	start := 0 // the first row of the run of NA rows ending at k
+	for i, k := range nas {
+		if i == 0 || nas[i-1] != k-1 {
+			start = k
+		}
+		t, p := k+1, start-1
+		if t == len(x) || isNA(x[t]) {
+			continue
+		}
+		out[t] = nan
+		if p >= 0 && x[t] > 0 && x[p] > 0 {
+			out[t] = math.Log(x[t]) - math.Log(x[p])
+		}
 	}
 }
 
@@ -194,7 +231,8 @@ func clipInto(out, x []float64, lo, hi float64) {
 	// With lo < 0 < hi no zero is ever compared with a zero bound, so
 	// min(max(v, lo), hi) is clip1(v, lo, hi) for every non-NaN v, without
 	// a branch that mispredicts on a signal that often hits its bounds.
-	for t, v := range x {
+	for t := clipVec(x, lo, hi, out); t < len(x); t++ {
+		v := x[t]
 		c := min(max(v, lo), hi)
 		if isNA(v) {
 			c = nan

@@ -3,6 +3,7 @@ package kernel
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // sqrt252 annualises a daily standard deviation (252 trading days a year).
@@ -16,10 +17,14 @@ const rollChunk = 512
 // the sample standard deviation of v[e : e+w], for every e < len(mean);
 // len(v) = len(mean)+w−1. Flat windows are left to the caller. w ≥ 1 (w ≥
 // 2 for the standard deviation).
-func windowStats(v []float64, w int, mean, std []float64) {
-	windowMeans(v, w, mean)
+func windowStats(v []float64, w int, mean, std, scratch []float64) {
+	e := windowStatsVec(v, w, mean, std, scratch)
+	if e == len(mean) {
+		return
+	}
+	windowMeans(v[e:], w, mean[e:])
 	if std != nil {
-		windowStd(v, w, mean, std)
+		windowStd(v[e:], w, mean[e:], std[e:])
 	}
 }
 
@@ -57,39 +62,47 @@ func rollingInto(out, x []float64, w int, kind rollKind) {
 	r := rows{x: x, out: out[:len(x)], w: w}
 	if w >= 1 && len(x) >= w {
 		var meanBuf, stdBuf [rollChunk]float64
-		var small [2 * rollChunk]float64
+		var small [2*rollChunk + 1]float64
+		var scratchSmall [vecScratchSmall]float64
+		// buf holds the values the chunk's windows cover and the one
+		// after the last (the row a strictly-before window scores).
 		buf := small[:0]
-		if need := min(len(x), rollChunk+w-1); need <= len(small) {
+		if need := min(len(x), rollChunk+w); need <= len(small) {
 			buf = small[:need]
 		} else {
 			buf = make([]float64, need)
 		}
-		src, have := 0, 0 // buf[:have] is vals[c0 : c0+have]; x[src:] is not read yet
-		nv := 0           // the valid values read, c0+have
-		prev := nan       // vals[nv−1] (NaN == nothing, before the first)
+		scratch := scratchSmall[:]
+		if n := vecScratch(w); n > len(scratch) {
+			scratch = make([]float64, n)
+		}
+		have := 0 // buf[:have] is vals[c0 : c0+have]
+		var eqSmall [16]int
+		var naSmall [256]int
+		in := valid{x: x, prev: nan, eqs: eqSmall[:0], nas: naRows(x, naSmall[:0])}
 		// Flat windows: == is transitive on non-NaN floats, so window e
 		// equals its first value exactly when the run of equal values
 		// ending at its last value, vals[e+w−1], starts at or before e.
-		// Runs are rare: eqs[ei:] lists the k (ascending) where vals[k] ==
-		// vals[k−1], found as the values are read; lastEq is the last k
+		// Runs are rare: in.eqs[ei:] lists the k (ascending) where vals[k]
+		// == vals[k−1], found as the values are read; lastEq is the last k
 		// taken, start the first value of its run.
-		var eqSmall [16]int
-		eqs, ei := eqSmall[:0], 0
+		ei := 0
 		lastEq, start := -1, 0
 		for c0 := 0; ; {
-			var got, read int
-			got, read, prev, eqs = readValid(buf[have:], x[src:], prev, nv, eqs)
-			have, src, nv = have+got, src+read, nv+got
+			var got int
+			in, got = in.read(buf[have:])
+			have += got
 			if have < w {
 				break
 			}
+			eqs := in.eqs
 			nw := min(rollChunk, have-w+1) // windows c0 … c1−1
 			c1 := c0 + nw
 			mean, std := meanBuf[:nw], []float64(nil)
 			if kind != rollMean {
 				std = stdBuf[:nw]
 			}
-			windowStats(buf[:nw+w-1], w, mean, std)
+			windowStats(buf[:nw+w-1], w, mean, std, scratch)
 			for ; ei < len(eqs) && eqs[ei] < c1+w-1; ei++ {
 				k := eqs[ei]
 				if lastEq != k-1 { // vals[k−1] starts a run
@@ -104,7 +117,7 @@ func rollingInto(out, x []float64, w int, kind rollKind) {
 				}
 			}
 			if ei == len(eqs) {
-				eqs, ei = eqs[:0], 0
+				in.eqs, ei = eqs[:0], 0
 			}
 			if w == 1 { // every window of one value is flat
 				for e := range mean {
@@ -114,7 +127,7 @@ func rollingInto(out, x []float64, w int, kind rollKind) {
 					}
 				}
 			}
-			r.chunk(kind, c0, c1, mean, std)
+			r.chunk(kind, c0, windowValues(kind, buf[w:have], mean, std), in.src, in.nas)
 			copy(buf, buf[nw:have])
 			have -= nw
 			c0 = c1
@@ -123,26 +136,130 @@ func rollingInto(out, x []float64, w int, kind rollKind) {
 	r.finish()
 }
 
-// readValid copies the valid values of x into dst until dst is full or x
-// is read, and returns how many it copied and how many of x it read. prev
-// is the valid value before x's first (NaN if none) and base its index
-// among the valid values plus one; the index of every value equal to the
-// one before it is appended to eqs. (A function of its own: in rollingInto
-// its loop would keep its state on the stack.)
-func readValid(dst, x []float64, prev float64, base int, eqs []int) (got, read int, last float64, eqsOut []int) {
-	for ; read < len(x) && got < len(dst); read++ {
-		v := x[read]
-		if isNA(v) {
+// windowValues turns the windows' means and standard deviations into
+// what rolling writes for each window, in place (in mean or std), and
+// returns it. next[e] is the valid value right after window e, where
+// there is one: what a strictly-before window scores.
+func windowValues(kind rollKind, next, mean, std []float64) []float64 {
+	switch kind {
+	case rollMean:
+		return mean
+	case rollStd:
+		return std
+	case rollVol:
+		for e, s := range std {
+			std[e] = s * sqrt252
+		}
+		return std
+	}
+	// Wzs and Vnorm: a window without a value after it scores no row.
+	n := min(len(mean), len(next))
+	mean, std, next = mean[:n], std[:n], next[:n]
+	if kind == rollWzs {
+		for e := scoresVec(next, mean, std, 1, mean); e < n; e++ {
+			s := std[e]
+			z := (next[e] - mean[e]) / s
+			if s == 0 {
+				z = nan
+			}
+			mean[e] = z
+		}
+	} else {
+		for e := scoresVec(next, nil, std, sqrt252, mean); e < n; e++ {
+			s := std[e]
+			z := next[e] / (s * sqrt252)
+			if s == 0 {
+				z = nan
+			}
+			mean[e] = z
+		}
+	}
+	return mean
+}
+
+// valid reads the valid values of x, vals, in order, noting the values
+// equal to the one before them. It is given the NA rows of x: it copies
+// the runs of valid values between them.
+type valid struct {
+	x    []float64
+	nas  []int   // the NA rows of x, ascending
+	ni   int     // nas[ni:] are the NA rows from src on
+	src  int     // x[src:] is not read yet
+	n    int     // the valid values read
+	prev float64 // vals[n−1] (NaN before the first)
+	eqs  []int   // the k where vals[k] == vals[k−1], ascending
+}
+
+// read copies the next valid values into dst until dst is full or x is
+// read, and returns how many it copied and v read on. (A value receiver:
+// appending to eqs through a pointer would move its stack array to the
+// heap.)
+func (v valid) read(dst []float64) (valid, int) {
+	got := 0
+	for got < len(dst) && v.src < len(v.x) {
+		end := len(v.x) // x[src:end] is valid
+		if v.ni < len(v.nas) {
+			end = v.nas[v.ni]
+		}
+		if v.src == end {
+			v.src++
+			v.ni++
 			continue
 		}
-		if v == prev {
-			eqs = append(eqs, base+got)
+		k := min(end-v.src, len(dst)-got)
+		seg := dst[got : got+k]
+		copy(seg, v.x[v.src:v.src+k])
+		if seg[0] == v.prev {
+			v.eqs = append(v.eqs, v.n+got)
 		}
-		dst[got] = v
-		got++
-		prev = v
+		for i := 1; i < k; i++ {
+			if i += firstRepeat(seg[i-1:]) - 1; i < k {
+				v.eqs = append(v.eqs, v.n+got+i)
+			}
+		}
+		v.prev = seg[k-1]
+		got += k
+		v.src += k
 	}
-	return got, read, prev, eqs
+	v.n += got
+	return v, got
+}
+
+// naRows appends the rows of x that are NA to rows, in order.
+func naRows(x []float64, rows []int) []int {
+	from := 0
+	for {
+		if cap(rows)-len(rows) < 4 {
+			rows = slices.Grow(rows, max(16, len(rows)))
+		}
+		var looked int
+		rows, looked = naRowsVec(x[from:], from, rows)
+		from += looked
+		if looked == 0 { // the whole quads are read, or there is no vector loop
+			break
+		}
+	}
+	for ; from < len(x); from++ {
+		if isNA(x[from]) {
+			rows = append(rows, from)
+		}
+	}
+	return rows
+}
+
+// firstRepeat is the first i ≥ 1 with v[i] == v[i−1], or len(v) (at least
+// 1).
+func firstRepeat(v []float64) int {
+	at, i := firstRepeatVec(v)
+	if at > 0 {
+		return at
+	}
+	for ; i < len(v); i++ {
+		if v[i] == v[i-1] {
+			return i
+		}
+	}
+	return max(len(v), 1)
 }
 
 // rows walks the rows of x for rolling, chunk by chunk of windows, and
@@ -152,86 +269,52 @@ type rows struct {
 	w      int
 	t      int // the next row
 	before int // the valid values of x strictly before row t
+	ni     int // nas[ni:] are the NA rows from t on
 }
 
-// chunk writes the rows whose windows are c0 … c1−1 (and the rows without a
-// window before them), given the windows' means and standard deviations.
-func (r *rows) chunk(kind rollKind, c0, c1 int, mean, std []float64) {
-	x, out, w := r.x, r.out, r.w
-	t, before := r.t, r.before
-	defer func() { r.t, r.before = t, before }()
+// chunk writes the rows whose windows are c0 … c0+len(o)−1 (and the rows
+// without a window before them), o[i] being what window c0+i writes, up to
+// row read at most (x[:read] has been read); nas lists the NA rows of x. A
+// valid row's window is that of the last w valid values up to and
+// including it (rollMean, rollStd) or strictly before it; an NA row gets
+// NA, but for rollVol, which writes its window's value on every row. Runs
+// of valid rows take consecutive windows: they are copied.
+func (r *rows) chunk(kind rollKind, c0 int, o []float64, read int, nas []int) {
+	x, out := r.x[:read], r.out[:read]
+	t, ni, shift := r.t, r.ni, r.w
 	if kind == rollMean || kind == rollStd {
-		// The window of the last w valid values up to and including t,
-		// on valid rows only.
-		stat := mean
-		if kind == rollStd {
-			stat = std
-		}
-		for ; t < len(x); t++ {
-			if isNA(x[t]) {
-				out[t] = nan
-				continue
-			}
-			e := before + 1 - w
-			if e >= c1 {
-				return
-			}
-			before++
-			if e < 0 {
-				out[t] = nan
-				continue
-			}
-			out[t] = stat[e-c0]
-		}
-		return
+		shift--
 	}
-	// The window of the last w valid values strictly before t, on every
-	// row: i, the window of row t within the chunk, moves on past every
-	// valid row.
-	i, nw := before-w-c0, c1-c0
-	switch kind {
-	case rollWzs:
-		for ; t < len(x) && i < nw; t++ {
-			v := x[t]
-			z := nan
-			if i >= 0 {
-				if s := std[i]; !isNA(v) && s != 0 {
-					z = (v - mean[i]) / s
-				}
-			}
-			out[t] = z
-			if !isNA(v) {
-				i++
-			}
+	i := r.before - shift - c0 // the window of row t, within the chunk
+	for t < len(x) && i < len(o) {
+		end := len(x) // rows t … end−1 are valid
+		if ni < len(nas) {
+			end = nas[ni]
 		}
-	case rollVnorm:
-		for ; t < len(x) && i < nw; t++ {
-			v := x[t]
-			z := nan
-			if i >= 0 {
-				if s := std[i]; !isNA(v) && s != 0 {
-					z = v / (s * sqrt252)
-				}
+		if t == end {
+			v := nan
+			if kind == rollVol && i >= 0 {
+				v = o[i]
 			}
-			out[t] = z
-			if !isNA(v) {
-				i++
-			}
+			out[t] = v
+			t++
+			ni++
+			continue
 		}
-	default: // rollVol
-		for ; t < len(x) && i < nw; t++ {
-			v := x[t]
-			z := nan
-			if i >= 0 {
-				z = std[i] * sqrt252
+		n := end - t
+		if i < 0 { // rows before the first window
+			n = min(n, -i)
+			for k := range out[t : t+n] {
+				out[t+k] = nan
 			}
-			out[t] = z
-			if !isNA(v) {
-				i++
-			}
+		} else {
+			n = min(n, len(o)-i)
+			copy(out[t:t+n], o[i:i+n])
 		}
+		t += n
+		i += n
 	}
-	before = i + w + c0
+	r.t, r.ni, r.before = t, ni, i+shift+c0
 }
 
 // finish writes NA on the rows no window reached.

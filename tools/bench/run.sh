@@ -58,7 +58,7 @@ want() { [[ ",$sections," == *",$1,"* ]]; }
 if [ $quick = 1 ]; then
   cli_rounds=2 cli_runs=3 http_rounds=2 http_n=500 starts=1 grid_count=1 caps=${caps:-5000}
 else
-  cli_rounds=5 cli_runs=8 http_rounds=6 http_n=3000 starts=3 grid_count=2 caps=${caps:-100000}
+  cli_rounds=5 cli_runs=8 http_rounds=6 http_n=3000 starts=3 grid_count=3 caps=${caps:-100000}
 fi
 
 missing=
@@ -308,8 +308,13 @@ if want grid; then
   metric go-s | while read -r v; do add grid_go "$v"; done
   metric pandas-s | while read -r v; do add grid_pandas "$v"; done
   metric speedup-unshared | while read -r v; do add grid_unshared "$v"; done
+  metric pandas-cpu-s | while read -r v; do add grid_pandas_cpu "$v"; done
+  metric go-unshared-cpu-s | while read -r v; do add grid_unshared_cpu "$v"; done
+  metric speedup-unshared-cpu | while read -r v; do add grid_unshared_cpu_ratio "$v"; done
   row "100-morphism grid in Go (ratio: speed-up)" grid_go %.3f " s" grid_pandas "-" inv
   row "speed-up, each morphism from scratch" grid_unshared %.1f "×" - "≥ 20×"
+  row "each morphism from scratch, CPU (ratio: less)" grid_unshared_cpu %.2f " s" grid_pandas_cpu "-" inv
+  row "CPU speed-up, each morphism from scratch" grid_unshared_cpu_ratio %.1f "×" - "≥ 20×"
   echo
   echo "== 100-morphism grid vs pandas (baseline: the same grid in pandas, /usr/bin/python3)"
   table

@@ -13,9 +13,12 @@ Usage:
     reference.py --grid-bench METRIC DATA.csv GRID.json
                                         time one grid scored by one metric (the
                                         executor's benchmark): prints
-                                        {"load_seconds", "grid_seconds", "start",
-                                        "scores": [...]}, timed with perf_counter
-                                        around loading and around run + score
+                                        {"load_seconds", "grid_seconds",
+                                        "load_cpu_seconds", "grid_cpu_seconds",
+                                        "start", "scores": [...]}, timed with
+                                        perf_counter and process_time around
+                                        loading and around run + score (of
+                                        that metric only)
 
 A config is {"family": "MOM_WZS" | "MOM_REV" | "CARRY" | "VOL_TGT",
 "window", "risk_window", "leverage", "target_vol", "lag", "front", "next"};
@@ -133,8 +136,13 @@ def run(df, cfg):
     return list(prices.columns), weights, pnl
 
 
-def metrics(pnl, weights, start):
-    names = ["SRP", "MDD", "ARET", "AVOL", "SRT", "CLM", "HIT", "TRN", "TRET"]
+METRICS = ["SRP", "MDD", "ARET", "AVOL", "SRT", "CLM", "HIT", "TRN", "TRET"]
+
+
+def metrics(pnl, weights, start, names=METRICS):
+    """The metrics named (all by default) over the evaluation window from
+    row start; each is computed only when asked for, so that a benchmark
+    scoring one metric does only that metric's work."""
     out = dict.fromkeys(names, np.nan)
     if start is None:
         return out
@@ -143,28 +151,50 @@ def metrics(pnl, weights, start):
     n = len(v)
     if n == 0:
         return out
-    if (v == v.iloc[0]).all():
-        mean, sd = v.iloc[0], 0.0
-    else:
-        mean, sd = v.mean(), v.std(ddof=1)
-    equity = np.exp(v.cumsum())
-    mdd = (1 - equity / equity.cummax()).max()
-    downside = np.sqrt((np.minimum(v, 0) ** 2).mean())
-    nonzero = (v != 0).sum()
-    w = weights.fillna(0)
-    turnover = w.diff().abs().sum(axis=1)
-    turnover.iloc[0] = w.iloc[0].abs().sum()
-    out.update({
-        "SRP": mean / sd * SQRT252 if n >= 2 and sd != 0 else np.nan,
+
+    def moments():
+        if (v == v.iloc[0]).all():
+            return v.iloc[0], 0.0
+        return v.mean(), v.std(ddof=1)
+
+    def mdd():
+        equity = np.exp(v.cumsum())
+        return (1 - equity / equity.cummax()).max()
+
+    def srp():
+        mean, sd = moments()
+        return mean / sd * SQRT252 if n >= 2 and sd != 0 else np.nan
+
+    def srt():
+        downside = np.sqrt((np.minimum(v, 0) ** 2).mean())
+        return moments()[0] / downside * SQRT252 if downside > 0 else np.nan
+
+    def clm():
+        m = mdd()
+        return moments()[0] * 252 / m if m > 0 else np.nan
+
+    def hit():
+        nonzero = (v != 0).sum()
+        return (v > 0).sum() / nonzero if nonzero > 0 else np.nan
+
+    def trn():
+        w = weights.fillna(0)
+        turnover = w.diff().abs().sum(axis=1)
+        turnover.iloc[0] = w.iloc[0].abs().sum()
+        return turnover.iloc[start:][win.notna()].mean()
+
+    fns = {
+        "SRP": srp,
         "MDD": mdd,
-        "ARET": mean * 252,
-        "AVOL": sd * SQRT252 if n >= 2 else np.nan,
-        "SRT": mean / downside * SQRT252 if downside > 0 else np.nan,
-        "CLM": mean * 252 / mdd if mdd > 0 else np.nan,
-        "HIT": (v > 0).sum() / nonzero if nonzero > 0 else np.nan,
-        "TRN": turnover.iloc[start:][win.notna()].mean(),
-        "TRET": v.sum(),
-    })
+        "ARET": lambda: moments()[0] * 252,
+        "AVOL": lambda: moments()[1] * SQRT252 if n >= 2 else np.nan,
+        "SRT": srt,
+        "CLM": clm,
+        "HIT": hit,
+        "TRN": trn,
+        "TRET": v.sum,
+    }
+    out.update({k: fns[k]() for k in names})
     return out
 
 
@@ -191,15 +221,16 @@ def grid(path, configs):
 
 def grid_bench(metric, path, configs):
     import time
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     df, _ = load(path)
-    t1 = time.perf_counter()
+    t1, c1 = time.perf_counter(), time.process_time()
     runs = [run(df, cfg) for cfg in configs]
     defined = pd.concat([pnl for _, _, pnl in runs], axis=1).notna().all(axis=1)
     start = int(np.argmax(defined.to_numpy())) if defined.any() else None
-    scores = [metrics(pnl, weights, start)[metric] for _, weights, pnl in runs]
-    t2 = time.perf_counter()
-    return {"load_seconds": t1 - t0, "grid_seconds": t2 - t1, "start": start,
+    scores = [metrics(pnl, weights, start, [metric])[metric] for _, weights, pnl in runs]
+    t2, c2 = time.perf_counter(), time.process_time()
+    return {"load_seconds": t1 - t0, "grid_seconds": t2 - t1,
+            "load_cpu_seconds": c1 - c0, "grid_cpu_seconds": c2 - c1, "start": start,
             "scores": [None if np.isnan(x) else float(x) for x in scores]}
 
 
