@@ -170,7 +170,12 @@ func bitsEqual(a, b []float64) (int, bool) {
 // left-to-right means and standard deviations of meanStd, for every block
 // size and tail length, on values of every magnitude, both zeros,
 // subnormals and infinities; and the Go loops alone do too.
-func TestWindowLoopsMatchOneAtATime(t *testing.T) {
+func TestWindowLoopsMatchOneAtATime(t *testing.T) { checkWindowLoops(t) }
+
+// checkWindowLoops is TestWindowLoopsMatchOneAtATime's body: on amd64 it
+// also runs with the AVX-512 loops switched off (window_avx2_amd64_test.go),
+// as a processor without them runs.
+func checkWindowLoops(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 5))
 	special := []float64{0, math.Copysign(0, -1), 5e-324, -2.2e-308, 1e300, -1e300, 1e-300, math.Inf(1), math.Inf(-1), 3, 3}
 	value := func() float64 {
