@@ -134,12 +134,30 @@ func (d Digest) String() string {
 	if d.IsZero() {
 		return ""
 	}
-	return d.algo.String() + ":" + hex.EncodeToString(d.sum[:])
+	var buf [textLen]byte
+	return string(d.appendText(buf[:0]))
+}
+
+// textLen is the length of a digest's text for both algorithms.
+const textLen = len("sha256:") + 2*Size
+
+// appendText appends "algo:hex" to b (every caller but String and its
+// kin has checked that d is not zero). One allocation per digest written:
+// the server writes several per request.
+func (d Digest) appendText(b []byte) []byte {
+	b = append(b, d.algo.String()...)
+	b = append(b, ':')
+	return hex.AppendEncode(b, d.sum[:])
 }
 
 // Key returns the bytes used to key d in a store: its string form, which
 // keeps bbolt dumps readable and sorts like the pinned registry hash.
-func (d Digest) Key() []byte { return []byte(d.String()) }
+func (d Digest) Key() []byte {
+	if d.IsZero() {
+		return []byte{}
+	}
+	return d.appendText(make([]byte, 0, textLen))
+}
 
 // MarshalText implements encoding.TextMarshaler. The zero Digest cannot be
 // marshalled: writing an empty digest is always a bug upstream.
@@ -147,7 +165,7 @@ func (d Digest) MarshalText() ([]byte, error) {
 	if d.IsZero() {
 		return nil, fmt.Errorf("%w: zero digest", ErrMalformed)
 	}
-	return []byte(d.String()), nil
+	return d.appendText(make([]byte, 0, textLen)), nil
 }
 
 // UnmarshalText implements encoding.TextUnmarshaler.
