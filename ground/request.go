@@ -13,6 +13,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/groundgate/groundgate/hashing"
@@ -75,12 +76,57 @@ func (s Scalar) Float() float64 { return s.num }
 // Text returns the string value ("" for numbers).
 func (s Scalar) Text() string { return s.str }
 
-// MarshalJSON writes a number or a string.
-func (s Scalar) MarshalJSON() ([]byte, error) {
+// MarshalJSON writes a number or a string, as encoding/json writes a
+// float64 or a string.
+func (s Scalar) MarshalJSON() ([]byte, error) { return s.appendJSON(nil) }
+
+// appendJSON appends what json.Marshal writes for s.num or s.str, without
+// its reflection and buffers for the common values (a request's scalars
+// are written into every grounding record, hashed and answered): finite
+// numbers, and strings of printable ASCII that json.Marshal copies as
+// they are. Anything else goes to json.Marshal itself.
+func (s Scalar) appendJSON(b []byte) ([]byte, error) {
 	if s.isStr {
-		return json.Marshal(s.str)
+		if !plainJSON(s.str) {
+			enc, err := json.Marshal(s.str)
+			return append(b, enc...), err
+		}
+		b = append(b, '"')
+		b = append(b, s.str...)
+		return append(b, '"'), nil
 	}
-	return json.Marshal(s.num)
+	f := s.num
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		_, err := json.Marshal(f) // its error, as before
+		return nil, err
+	}
+	// encoding/json's float64 encoder: ES6's choice between the plain and
+	// the exponent form, and "e-07" written "e-7".
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, nil
+}
+
+// plainJSON reports whether json.Marshal writes s quoted and otherwise
+// unchanged: printable ASCII without the characters it escapes ('"', '\\'
+// and, for HTML, '<', '>' and '&').
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20 || c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
 }
 
 func (s Scalar) String() string {
@@ -96,12 +142,27 @@ type Param struct {
 	List   bool
 }
 
-// MarshalJSON writes a scalar or a list, as it was given.
+// MarshalJSON writes a scalar or a list, as it was given: what
+// json.Marshal writes for p.Values or p.Values[0].
 func (p Param) MarshalJSON() ([]byte, error) {
-	if p.List {
-		return json.Marshal(p.Values)
+	if !p.List {
+		return p.Values[0].appendJSON(nil)
 	}
-	return json.Marshal(p.Values[0])
+	if p.Values == nil {
+		return []byte("null"), nil
+	}
+	b := make([]byte, 0, 2+8*len(p.Values))
+	b = append(b, '[')
+	for i, v := range p.Values {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = v.appendJSON(b); err != nil {
+			return json.Marshal(p.Values) // its error, as before
+		}
+	}
+	return append(b, ']'), nil
 }
 
 // UnmarshalJSON accepts a finite number, a string, or a non-empty list of
