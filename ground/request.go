@@ -265,6 +265,15 @@ func DecodeRequest(data []byte) (Request, []Failure) {
 	if len(data) == 0 {
 		return r, []Failure{fail("request", F1, "", "the request is missing")}
 	}
+	if pr, ok := decodePlainRequest(data); ok {
+		return pr, nil
+	}
+	return decodeRequestStrict(data)
+}
+
+// decodeRequestStrict is DecodeRequest for every request, plain or not.
+func decodeRequestStrict(data []byte) (Request, []Failure) {
+	r := Request{Params: map[string]Param{}}
 	// Decode field by field so one bad field does not hide the others.
 	var raw map[string]json.RawMessage
 	if err := hashing.DecodeStrict(data, &raw); err != nil {

@@ -2,7 +2,10 @@ package ground
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -82,4 +85,78 @@ func FuzzParamJSON(f *testing.F) {
 		checkParamJSON(t, Param{Values: []Scalar{String(s)}})
 		checkParamJSON(t, Param{List: true, Values: []Scalar{String(s), Number(x)}})
 	})
+}
+
+// plainRequests are requests in plain JSON that DecodeRequest accepts:
+// each must take the fast path, or it is dead code that only looks fast.
+var plainRequests = []string{
+	`{"family":"MOM_WZS","metric":"SRP","params":{"window":[25,50,100]},"data":"oil/wti.csv"}`,
+	` {"data": "oil/wti.csv", "metric": "SRP", "family": "MOM_WZS"} `,
+	"{\"family\":\"F\",\n\"metric\":\"M\",\t\"params\":{},\"data\":\"d\"}",
+	`{"family":"F","metric":"M","params":{"w":25,"lev":[0.5,-1,2.25],"col":"close","cols":["a","b c"]},"data":"x/y.csv"}`,
+}
+
+// Requests DecodeRequest must settle the strict way: refused, or outside
+// plain JSON.
+var strictRequests = []string{
+	`null`, `[]`, `{}`, `{"family":"F","metric":"M"}`, `{"family":"F","metric":"M","data":"d","params":null}`,
+	`{"family":"F","metric":"M","data":"d","extra":1}`, `{"family":"F","family":"G","metric":"M","data":"d"}`,
+	`{"family":" ","metric":"M","data":"d"}`, `{"family":"F","metric":"M","data":"d","params":{"w":[]}}`,
+	`{"family":"F","metric":"M","data":"d","params":{"w":1e3}}`, `{"family":"F\u0041","metric":"M","data":"d"}`,
+	`{"family":"F","metric":"M","data":"d","params":{"w":true}}`, `{"family":"F","metric":"M","data":"d","params":{"w":[[1]]}}`,
+	`{"family":"F","metric":"M","data":"d","params":{"w":1,"w":2}}`, `{"family":"F","metric":"M","data":"d"} x`,
+	`{"pipeline":[{"name":"s","op":"MOM_WZS"}],"output":"s","metric":"M","data":"d"}`,
+	`{"family":"F","metric":"M","data":"` + strings.Repeat("d", MaxStringLen+1) + `"}`,
+	`{"family":"F","metric":"M","data":"d","params":{"w":[` + strings.Repeat("1,", MaxListLen) + `1]}}`,
+	`{"family":"F","metric":"M","data":"d","params":{"a":[` + strings.Repeat("1,", 63) + `1],"b":[` + strings.Repeat("1,", 63) + `1],"c":[1,2]}}`,
+	`{"family":"F","metric":"M","data":"d","params":{` + manyParams(MaxParams+1) + `}}`,
+}
+
+func manyParams(n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"p%d":%d`, i, i)
+	}
+	return b.String()
+}
+
+// checkPlainRequest: where the fast path decodes a request, the strict
+// path decodes the same Request, without a failure.
+func checkPlainRequest(t *testing.T, data []byte) bool {
+	t.Helper()
+	fast, ok := decodePlainRequest(data)
+	if !ok {
+		return false
+	}
+	strict, fails := decodeRequestStrict(data)
+	if len(fails) > 0 || !reflect.DeepEqual(fast, strict) {
+		t.Errorf("%s:\nplain  %+v\nstrict %+v %+v", data, fast, strict, fails)
+	}
+	return true
+}
+
+func TestDecodeRequestPlain(t *testing.T) {
+	for _, r := range plainRequests {
+		if !checkPlainRequest(t, []byte(r)) {
+			t.Errorf("not decoded plain: %s", r)
+		}
+	}
+	for _, r := range strictRequests {
+		if checkPlainRequest(t, []byte(r)) {
+			t.Errorf("decoded plain: %.200s", r)
+		}
+	}
+	if !checkPlainRequest(t, []byte(`{"family":"F","metric":"M","data":"d","params":{`+manyParams(MaxParams)+`}}`)) {
+		t.Errorf("%d parameters are not decoded plain", MaxParams)
+	}
+}
+
+func FuzzDecodeRequestPlain(f *testing.F) {
+	for _, r := range append(plainRequests, strictRequests...) {
+		f.Add([]byte(r))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { checkPlainRequest(t, data) })
 }
