@@ -95,8 +95,9 @@ type Admission struct {
 	facts     map[string]policy.Value
 	factsErr  error
 	// caps holds the capabilities the checks looked up by name: several
-	// checks read the same few entries, and each Snapshot.Get is a deep
-	// copy (an entry may carry a hundred aliases).
+	// checks read the same few entries. They are the snapshot's own
+	// (Snapshot.LookupShared), not copies: an entry may carry a hundred
+	// aliases, and no check modifies what it reads.
 	caps map[string]capLookup
 }
 
@@ -106,13 +107,14 @@ type capLookup struct {
 }
 
 // capability is Snapshot.Get on the decision's registry version, once
-// per name and decision. Checks run one after another, and must not
-// modify what it returns.
+// per name and decision, without Get's copy. What it returns is shared
+// with the snapshot: checks must not modify it.
 func (a *Admission) capability(name string) (registry.Capability, bool) {
 	if l, ok := a.caps[name]; ok {
 		return l.c, l.ok
 	}
-	c, ok := a.snap.Get(name)
+	c, err := a.snap.LookupShared(name)
+	ok := err == nil
 	if a.caps == nil {
 		a.caps = make(map[string]capLookup, 4)
 	}

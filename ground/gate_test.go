@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -34,7 +35,30 @@ func newRig(t testing.TB) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
+	keepsEntries(t, s.Current())
 	return &rig{store: s, disc: d, gate: g}
+}
+
+// keepsEntries checks, when the test ends, that snap's entries are what
+// they were when it began: the checks read them shared, uncopied
+// (Admission.capability), and must never modify them.
+func keepsEntries(t testing.TB, snap *registry.Snapshot) {
+	t.Helper()
+	var want []registry.Capability
+	for _, c := range snap.Capabilities() {
+		cp, err := snap.Lookup(c.Name) // a deep copy
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, cp)
+	}
+	t.Cleanup(func() {
+		for i, c := range snap.Capabilities() {
+			if !reflect.DeepEqual(c, want[i]) {
+				t.Errorf("the gate modified registry entry %s:\nnow    %+v\nbefore %+v", c.Name, c, want[i])
+			}
+		}
+	})
 }
 
 func (r *rig) discover(t testing.TB, terms ...string) discover.Result {

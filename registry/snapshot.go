@@ -239,6 +239,19 @@ func (s *Snapshot) Get(name string) (Capability, bool) {
 // Lookup is Get with the reason for a miss: ErrNotFound, or ErrCorrupt
 // for an entry whose record does not hold what its version lists.
 func (s *Snapshot) Lookup(name string) (Capability, error) {
+	c, err := s.LookupShared(name)
+	if err != nil {
+		return Capability{}, err
+	}
+	return Capability{Entry: c.Entry.Clone(), Identity: c.Identity}, nil
+}
+
+// LookupShared is Lookup without the copy, for readers that only look
+// (the gate reads the few entries a request names, on every request): the
+// entry shares its slices and maps with the snapshot, and so with every
+// other reader, so the caller must not modify any of it. It is checked as
+// Lookup checks it.
+func (s *Snapshot) LookupShared(name string) (Capability, error) {
 	i, ok := s.byName[name]
 	if !ok {
 		return Capability{}, fmt.Errorf("capability %q: %w", name, ErrNotFound)
@@ -246,7 +259,7 @@ func (s *Snapshot) Lookup(name string) (Capability, error) {
 	if err := s.check(i); err != nil {
 		return Capability{}, err
 	}
-	return s.clone(i), nil
+	return s.caps[i], nil
 }
 
 // ByIdentity returns a copy of the capability with the given identity,
