@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -98,28 +99,25 @@ type Admission struct {
 	// checks read the same few entries. They are the snapshot's own
 	// (Snapshot.LookupShared), not copies: an entry may carry a hundred
 	// aliases, and no check modifies what it reads.
-	caps map[string]capLookup
-}
-
-type capLookup struct {
-	c  registry.Capability
-	ok bool
+	caps map[string]*registry.Capability // nil: not found or unsound
 }
 
 // capability is Snapshot.Get on the decision's registry version, once
 // per name and decision, without Get's copy. What it returns is shared
 // with the snapshot: checks must not modify it.
 func (a *Admission) capability(name string) (registry.Capability, bool) {
-	if l, ok := a.caps[name]; ok {
-		return l.c, l.ok
+	c, seen := a.caps[name]
+	if !seen {
+		c, _ = a.snap.LookupShared(name)
+		if a.caps == nil {
+			a.caps = make(map[string]*registry.Capability, 4)
+		}
+		a.caps[name] = c
 	}
-	c, err := a.snap.LookupShared(name)
-	ok := err == nil
-	if a.caps == nil {
-		a.caps = make(map[string]capLookup, 4)
+	if c == nil {
+		return registry.Capability{}, false
 	}
-	a.caps[name] = capLookup{c, ok}
-	return c, ok
+	return *c, true
 }
 
 // Request returns the decoded request (partial when Decoded is false).
@@ -342,8 +340,13 @@ func (g *Gate) record(ctx context.Context, a *Admission, dec Decision) (Outcome,
 	if dec.Admitted {
 		out.Grounded = newGrounded(id, rec)
 	}
-	g.log.LogAttrs(ctx, slog.LevelInfo, "grounding decided", slog.String("id", id.String()),
-		slog.Bool("admitted", dec.Admitted), slog.Int("failures", len(dec.Failures)))
+	// The handler directly, not Logger.LogAttrs, which also walks the
+	// stack for a source location this line never shows.
+	if h := g.log.Handler(); h.Enabled(ctx, slog.LevelInfo) {
+		r := slog.NewRecord(time.Now(), slog.LevelInfo, "grounding decided", 0)
+		r.AddAttrs(slog.String("id", id.String()), slog.Bool("admitted", dec.Admitted), slog.Int("failures", len(dec.Failures)))
+		_ = h.Handle(ctx, r)
+	}
 	return out, nil
 }
 

@@ -301,7 +301,7 @@ func TestForgedEntryNeverServed(t *testing.T) {
 				if err != nil && c.Name != "neg" {
 					t.Fatalf("%s: %v", c.Name, err)
 				}
-				if shared, serr := cur.LookupShared(c.Name); c.Name != "neg" && (serr != nil || !reflect.DeepEqual(shared, got)) {
+				if shared, serr := cur.LookupShared(c.Name); c.Name != "neg" && (serr != nil || !reflect.DeepEqual(*shared, got)) {
 					t.Fatalf("%s: LookupShared %+v (%v), Lookup %+v", c.Name, shared, serr, got)
 				}
 			}

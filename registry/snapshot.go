@@ -247,19 +247,19 @@ func (s *Snapshot) Lookup(name string) (Capability, error) {
 }
 
 // LookupShared is Lookup without the copy, for readers that only look
-// (the gate reads the few entries a request names, on every request): the
-// entry shares its slices and maps with the snapshot, and so with every
-// other reader, so the caller must not modify any of it. It is checked as
-// Lookup checks it.
-func (s *Snapshot) LookupShared(name string) (Capability, error) {
+// (the gate reads the few entries a request names, on every request): it
+// returns the snapshot's own entry, which every other reader shares, so
+// the caller must not modify any of it. It is checked as Lookup checks
+// it.
+func (s *Snapshot) LookupShared(name string) (*Capability, error) {
 	i, ok := s.byName[name]
 	if !ok {
-		return Capability{}, fmt.Errorf("capability %q: %w", name, ErrNotFound)
+		return nil, fmt.Errorf("capability %q: %w", name, ErrNotFound)
 	}
 	if err := s.check(i); err != nil {
-		return Capability{}, err
+		return nil, err
 	}
-	return s.caps[i], nil
+	return &s.caps[i], nil
 }
 
 // ByIdentity returns a copy of the capability with the given identity,

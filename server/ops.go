@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"strconv"
 
 	"github.com/groundgate/groundgate/discover"
@@ -92,11 +91,12 @@ func (s *Server) Ground(ctx context.Context, body []byte) (Grounding, error) {
 		return Grounding{}, err
 	}
 	s.gates.WithLabelValues(strconv.FormatBool(out.Record.Decision.Admitted)).Inc()
-	status, res := GroundingResponse(out)
-	if status != http.StatusOK {
-		return Grounding{}, problemError{res.(Problem)}
+	g := groundingOf(out)
+	if !out.Record.Decision.Admitted {
+		_, p := refusal(out, g)
+		return Grounding{}, problemError{p}
 	}
-	return res.(Grounding), nil
+	return g, nil
 }
 
 // executionRequest is the body of POST /v1/executions: only a grounding id
