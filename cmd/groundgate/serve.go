@@ -10,6 +10,7 @@ import (
 	"github.com/groundgate/groundgate/execution"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/internal/app"
+	"github.com/groundgate/groundgate/internal/gcfloor"
 	"github.com/groundgate/groundgate/internal/logbuf"
 	"github.com/groundgate/groundgate/policy"
 )
@@ -48,6 +49,11 @@ func (serveCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 	logs := logbuf.New(cli.Stderr, logbuf.Interval)
 	defer logs.Close()
 	logger := slog.New(logbuf.Handler(slog.NewJSONHandler(logs, nil), logs))
+	// A small live heap would be collected every few hundred requests
+	// (see internal/gcfloor); GOGC in the environment is the operator's.
+	if cli.Getenv("GOGC") == "" {
+		defer gcfloor.Start(gcfloor.DefaultFloor)()
+	}
 	for _, f := range []struct {
 		name string
 		v    int64
