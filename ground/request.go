@@ -13,10 +13,10 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/internal/plainjson"
 	"github.com/groundgate/groundgate/pipeline"
 )
 
@@ -86,47 +86,19 @@ func (s Scalar) MarshalJSON() ([]byte, error) { return s.appendJSON(nil) }
 // numbers, and strings of printable ASCII that json.Marshal copies as
 // they are. Anything else goes to json.Marshal itself.
 func (s Scalar) appendJSON(b []byte) ([]byte, error) {
+	var ok bool
 	if s.isStr {
-		if !plainJSON(s.str) {
+		if b, ok = plainjson.AppendString(b, s.str); !ok {
 			enc, err := json.Marshal(s.str)
 			return append(b, enc...), err
 		}
-		b = append(b, '"')
-		b = append(b, s.str...)
-		return append(b, '"'), nil
+		return b, nil
 	}
-	f := s.num
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		_, err := json.Marshal(f) // its error, as before
+	if b, ok = plainjson.AppendFloat(b, s.num); !ok {
+		_, err := json.Marshal(s.num) // its error, as before
 		return nil, err
 	}
-	// encoding/json's float64 encoder: ES6's choice between the plain and
-	// the exponent form, and "e-07" written "e-7".
-	format := byte('f')
-	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	b = strconv.AppendFloat(b, f, format, -1, 64)
-	if format == 'e' {
-		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-	}
 	return b, nil
-}
-
-// plainJSON reports whether json.Marshal writes s quoted and otherwise
-// unchanged: printable ASCII without the characters it escapes ('"', '\\'
-// and, for HTML, '<', '>' and '&').
-func plainJSON(s string) bool {
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c < 0x20 || c >= 0x7f, c == '"', c == '\\', c == '<', c == '>', c == '&':
-			return false
-		}
-	}
-	return true
 }
 
 func (s Scalar) String() string {

@@ -161,11 +161,15 @@ func (d Digest) Key() []byte {
 
 // MarshalText implements encoding.TextMarshaler. The zero Digest cannot be
 // marshalled: writing an empty digest is always a bug upstream.
-func (d Digest) MarshalText() ([]byte, error) {
+func (d Digest) MarshalText() ([]byte, error) { return d.AppendText(make([]byte, 0, textLen)) }
+
+// AppendText implements encoding.TextAppender: MarshalText's text,
+// appended to b.
+func (d Digest) AppendText(b []byte) ([]byte, error) {
 	if d.IsZero() {
-		return nil, fmt.Errorf("%w: zero digest", ErrMalformed)
+		return b, fmt.Errorf("%w: zero digest", ErrMalformed)
 	}
-	return d.appendText(make([]byte, 0, textLen)), nil
+	return d.appendText(b), nil
 }
 
 // UnmarshalText implements encoding.TextUnmarshaler.

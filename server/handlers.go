@@ -198,7 +198,7 @@ func (s *Server) postDiscover(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, res)
+	return writeJSON(c, &res, appendDiscovery)
 }
 
 func (s *Server) getDiscovery(c echo.Context) error {
@@ -222,7 +222,7 @@ func (s *Server) postGround(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, &g) // a pointer: the record is not copied into an interface
+	return writeJSON(c, &g, appendGrounding)
 }
 
 // GroundingResponse is the status and body POST /v1/ground answers an
