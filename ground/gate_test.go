@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/groundgate/groundgate/discover"
@@ -25,9 +26,16 @@ type rig struct {
 
 func newRig(t testing.TB) *rig {
 	t.Helper()
-	ctx := context.Background()
 	s := registrytest.Seeded(t, filepath.Join(t.TempDir(), "g.db"), registry.Options{})
-	d, err := discover.New(ctx, s, s.DB(), discover.Options{})
+	r := rigOver(t, s)
+	keepsEntries(t, s.Current())
+	return r
+}
+
+// rigOver is discovery and a gate over s.
+func rigOver(t testing.TB, s *registry.Store) *rig {
+	t.Helper()
+	d, err := discover.New(context.Background(), s, s.DB(), discover.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +43,6 @@ func newRig(t testing.TB) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keepsEntries(t, s.Current())
 	return &rig{store: s, disc: d, gate: g}
 }
 
@@ -381,4 +388,56 @@ func FuzzInlineEvidence(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Groundings decided at the same time share commits (package
+// groupcommit): each returns only with its record stored, and after the
+// file is closed and opened again every record is there, the bytes its id
+// hashes, loading as the grounding that was returned.
+func TestConcurrentGroundingsDurable(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t)
+	res := r.discover(t, "momentum", "sharpe")
+	const n = 40
+	outs := make([]Outcome, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			req := fmt.Appendf(nil, `{"family":"MOM_WZS","metric":"SRP","params":{"window":[%d,%d]},"data":"oil/wti.csv"}`, 10+i, 100+i)
+			out, err := r.gate.Ground(ctx, Proposal{Request: req, DiscoveryID: res.ID})
+			if err != nil || !out.Record.Decision.Admitted || out.ID.IsZero() {
+				t.Errorf("grounding %d: %v %+v", i, err, out.Record.Decision.Failures)
+			}
+			outs[i] = out
+		})
+	}
+	wg.Wait()
+	path := r.store.DB().Path()
+	r.disc.Close()
+	if err := r.store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := registry.Open(ctx, path, registry.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r = rigOver(t, s)
+	defer r.disc.Close()
+	ids := map[hashing.Digest]bool{}
+	for i, out := range outs {
+		ids[out.ID] = true
+		loaded, err := r.gate.Load(ctx, out.ID)
+		if err != nil {
+			t.Fatalf("grounding %d (%s) after reopening: %v", i, out.ID, err)
+		}
+		a, _ := loaded.Request().Canonical()
+		b, _ := out.Grounded.Request().Canonical()
+		if string(a) != string(b) {
+			t.Errorf("grounding %d loads as %s, was %s", i, a, b)
+		}
+	}
+	if len(ids) != n {
+		t.Errorf("%d distinct ids for %d distinct requests", len(ids), n)
+	}
 }
