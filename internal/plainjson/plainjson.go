@@ -21,9 +21,7 @@
 package plainjson
 
 import (
-	"bytes"
 	"math"
-	"slices"
 	"strconv"
 )
 
@@ -157,14 +155,16 @@ func (s *Scanner) Object(member func(key []byte) bool) bool {
 		s.keys = append(s.keys, nil)
 	}
 	seen := s.keys[s.depth-1][:0]
-	defer func() { s.depth-- }()
+	// A Scanner that reported false is not used again: only the ways out
+	// that report true restore the depth.
 	if s.Peek() == '}' {
 		s.i++
+		s.depth--
 		return true
 	}
 	for {
 		key, ok := s.str()
-		if !ok || len(seen) == maxKeys || slices.ContainsFunc(seen, func(k []byte) bool { return bytes.Equal(k, key) }) {
+		if !ok || len(seen) == maxKeys || contains(seen, key) {
 			return false
 		}
 		seen = append(seen, key)
@@ -181,11 +181,21 @@ func (s *Scanner) Object(member func(key []byte) bool) bool {
 			s.i++
 		case '}':
 			s.i++
+			s.depth--
 			return true
 		default:
 			return false
 		}
 	}
+}
+
+func contains(keys [][]byte, key []byte) bool {
+	for _, k := range keys {
+		if string(k) == string(key) {
+			return true
+		}
+	}
+	return false
 }
 
 // Array reads an array, calling elem for each element; elem reads it and
@@ -197,9 +207,9 @@ func (s *Scanner) Array(elem func() bool) bool {
 	}
 	s.i++
 	s.depth++
-	defer func() { s.depth-- }()
 	if s.Peek() == ']' {
 		s.i++
+		s.depth--
 		return true
 	}
 	for {
@@ -211,6 +221,7 @@ func (s *Scanner) Array(elem func() bool) bool {
 			s.i++
 		case ']':
 			s.i++
+			s.depth--
 			return true
 		default:
 			return false

@@ -98,6 +98,11 @@ func TestNotPlain(t *testing.T) {
 	if !check(t, []byte(strings.Repeat("[", 16)+strings.Repeat("]", 16))) || !check(t, []byte("{"+manyKeys(64)+"}")) {
 		t.Error("the limits themselves are not plain")
 	}
+	// Siblings each as deep as the limit: the depth is back after each.
+	deep := strings.Repeat(`{"k":[`, 7) + "1" + strings.Repeat("]}", 7)
+	if doc := "[" + deep + "," + deep + "," + deep + "]"; !check(t, []byte(doc)) {
+		t.Errorf("not plain: %s", doc)
+	}
 }
 
 func manyKeys(n int) string {
