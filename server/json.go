@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -26,12 +27,25 @@ import (
 func writeJSON[T any](c echo.Context, v *T, fast func([]byte, *T) ([]byte, bool)) error {
 	// c.JSON indents for ?pretty and in debug mode: leave those to it.
 	if c.Request().URL.RawQuery == "" && !c.Echo().Debug {
-		if b, ok := fast(make([]byte, 0, 1024), v); ok {
+		buf := bodies.Get().(*[]byte)
+		b, ok := fast((*buf)[:0], v)
+		if cap(b) <= maxPooledBody {
+			*buf = b
+			defer bodies.Put(buf)
+		}
+		if ok {
+			// The response copies b into its buffer; b goes back to the pool.
 			return c.JSONBlob(http.StatusOK, append(b, '\n'))
 		}
 	}
 	return c.JSON(http.StatusOK, v)
 }
+
+// bodies holds writeJSON's buffers, up to maxPooledBody bytes each: one
+// huge answer should not pin its buffer.
+var bodies = sync.Pool{New: func() any { b := make([]byte, 0, 2048); return &b }}
+
+const maxPooledBody = 64 << 10
 
 // appendDigest appends d as a JSON string; false for the zero digest,
 // which encoding/json refuses.

@@ -39,11 +39,18 @@ type Scanner struct {
 	b     []byte
 	i     int
 	depth int
-	keys  [][][]byte // the keys of each open object, by depth
+	// keys holds the keys of the open objects, outermost first: each
+	// object's own from where it began.
+	keys  [][]byte
+	keys0 [16][]byte // keys' first backing array
 }
 
 // New returns a Scanner at the start of b.
-func New(b []byte) *Scanner { return &Scanner{b: b} }
+func New(b []byte) *Scanner {
+	s := &Scanner{b: b}
+	s.keys = s.keys0[:0]
+	return s
+}
 
 // ws skips JSON whitespace.
 func (s *Scanner) ws() {
@@ -151,12 +158,9 @@ func (s *Scanner) Object(member func(key []byte) bool) bool {
 	}
 	s.i++
 	s.depth++
-	for len(s.keys) < s.depth {
-		s.keys = append(s.keys, nil)
-	}
-	seen := s.keys[s.depth-1][:0]
+	first := len(s.keys) // this object's keys are s.keys[first:]
 	// A Scanner that reported false is not used again: only the ways out
-	// that report true restore the depth.
+	// that report true restore the depth and the keys.
 	if s.Peek() == '}' {
 		s.i++
 		s.depth--
@@ -164,11 +168,10 @@ func (s *Scanner) Object(member func(key []byte) bool) bool {
 	}
 	for {
 		key, ok := s.str()
-		if !ok || len(seen) == maxKeys || contains(seen, key) {
+		if !ok || len(s.keys)-first == maxKeys || contains(s.keys[first:], key) {
 			return false
 		}
-		seen = append(seen, key)
-		s.keys[s.depth-1] = seen
+		s.keys = append(s.keys, key)
 		if s.Peek() != ':' {
 			return false
 		}
@@ -182,6 +185,7 @@ func (s *Scanner) Object(member func(key []byte) bool) bool {
 		case '}':
 			s.i++
 			s.depth--
+			s.keys = s.keys[:first]
 			return true
 		default:
 			return false

@@ -72,7 +72,8 @@ func TestPlain(t *testing.T) {
 		` { "prompt" : "Run a momentum strategy on WTI crude and score it by Sharpe ratio" } `,
 		"{\n\t\"a\": [1, -2.5, 0, -0, 0.125, 123456789012345678901234],\r\n \"b\": {\"c\": [true, false, null, {}]}, \"d\": []}",
 		`"just a string"`, `12`, `null`, `[]`, `{}`,
-		`{"a":{"a":{"a":1}},"b":{"a":2}}`, // a key again, in another object
+		`{"a":{"a":{"a":1}},"b":{"a":2}}`,               // a key again, in another object
+		`{"a":{"b":1,"c":[{"d":1}]},"b":2,"c":3,"d":4}`, // an inner object's keys, then the outer one's
 	} {
 		if !check(t, []byte(doc)) {
 			t.Errorf("not plain: %s", doc)
