@@ -47,6 +47,7 @@ import (
 
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/internal/buckets"
+	"github.com/groundgate/groundgate/internal/groupcommit"
 	"github.com/groundgate/groundgate/registry"
 )
 
@@ -109,6 +110,8 @@ type Discoverer struct {
 	an  *textAnalyzer
 	im  mapping.IndexMapping
 
+	evidence *groupcommit.Writer // new evidence records, into bucketEvidence
+
 	disk *textDir // nil unless Options.TextIndexDir is set
 
 	mu  sync.RWMutex // guards cur and its contents
@@ -140,7 +143,7 @@ func New(ctx context.Context, src Source, db *bolt.DB, opt Options) (*Discoverer
 	if err != nil {
 		return nil, fmt.Errorf("discover: index mapping: %w", err)
 	}
-	d := &Discoverer{src: src, db: db, log: opt.Logger, opt: opt, an: newTextAnalyzer(), im: im}
+	d := &Discoverer{src: src, db: db, evidence: groupcommit.New(db, bucketEvidence), log: opt.Logger, opt: opt, an: newTextAnalyzer(), im: im}
 	if err := buckets.Ensure(db, bucketEvidence); err != nil {
 		return nil, fmt.Errorf("discover: create evidence bucket: %w", err)
 	}
@@ -485,17 +488,9 @@ func (d *Discoverer) store(ctx context.Context, id hashing.Digest, canon []byte)
 		d.log.LogAttrs(ctx, slog.LevelDebug, "read-only database: evidence not stored", slog.String("id", id.String()))
 		return nil
 	}
-	err = d.db.Update(func(tx *bolt.Tx) error {
-		b, err := tx.CreateBucketIfNotExists(bucketEvidence)
-		if err != nil {
-			return err
-		}
-		if b.Get(key) != nil {
-			return nil
-		}
-		return b.Put(key, canon)
-	})
-	if err != nil {
+	// New evidence made at the same time shares a commit; the bucket was
+	// made by New.
+	if err := d.evidence.Put(key, canon); err != nil {
 		return fmt.Errorf("discover: store evidence %s: %w", id, err)
 	}
 	return nil

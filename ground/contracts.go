@@ -112,13 +112,15 @@ func (contractCheck) decide(req Request, params map[string]Param, capb registry.
 		}
 		axes = append(axes, axis{key, vals})
 	}
-	// Odometer over the axes; the grid is bounded by MaxGridPoints.
+	// Odometer over the axes; the grid is bounded by MaxGridPoints. One
+	// state serves every point (Eval keeps nothing of it): each point
+	// sets every axis.
 	idx := make([]int, len(axes))
+	st := make(contract.State, len(base)+len(axes))
+	for k, v := range base {
+		st[k] = v
+	}
 	for {
-		st := make(contract.State, len(base)+len(axes))
-		for k, v := range base {
-			st[k] = v
-		}
 		for i, ax := range axes {
 			st[ax.key] = ax.values[idx[i]]
 		}

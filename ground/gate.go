@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/internal/buckets"
+	"github.com/groundgate/groundgate/internal/groupcommit"
 	"github.com/groundgate/groundgate/pipeline"
 	"github.com/groundgate/groundgate/policy"
 	"github.com/groundgate/groundgate/registry"
@@ -96,29 +98,28 @@ type Admission struct {
 	facts     map[string]policy.Value
 	factsErr  error
 	// caps holds the capabilities the checks looked up by name: several
-	// checks read the same few entries, and each Snapshot.Get is a deep
-	// copy (an entry may carry a hundred aliases).
-	caps map[string]capLookup
-}
-
-type capLookup struct {
-	c  registry.Capability
-	ok bool
+	// checks read the same few entries. They are the snapshot's own
+	// (Snapshot.LookupShared), not copies: an entry may carry a hundred
+	// aliases, and no check modifies what it reads.
+	caps map[string]*registry.Capability // nil: not found or unsound
 }
 
 // capability is Snapshot.Get on the decision's registry version, once
-// per name and decision. Checks run one after another, and must not
-// modify what it returns.
+// per name and decision, without Get's copy. What it returns is shared
+// with the snapshot: checks must not modify it.
 func (a *Admission) capability(name string) (registry.Capability, bool) {
-	if l, ok := a.caps[name]; ok {
-		return l.c, l.ok
+	c, seen := a.caps[name]
+	if !seen {
+		c, _ = a.snap.LookupShared(name)
+		if a.caps == nil {
+			a.caps = make(map[string]*registry.Capability, 4)
+		}
+		a.caps[name] = c
 	}
-	c, ok := a.snap.Get(name)
-	if a.caps == nil {
-		a.caps = make(map[string]capLookup, 4)
+	if c == nil {
+		return registry.Capability{}, false
 	}
-	a.caps[name] = capLookup{c, ok}
-	return c, ok
+	return *c, true
 }
 
 // Request returns the decoded request (partial when Decoded is false).
@@ -184,6 +185,7 @@ type Gate struct {
 	reg       Registry
 	ev        Evidence
 	db        *bolt.DB
+	records   *groupcommit.Writer // into bucketRecords
 	log       *slog.Logger
 	checks    []Check
 	cache     *evidenceCache
@@ -224,7 +226,8 @@ var bucketRecords = []byte("ground.records")
 
 // New returns a gate that keeps its records in db (the registry's file).
 func New(reg Registry, ev Evidence, db *bolt.DB, opts ...Option) (*Gate, error) {
-	g := &Gate{reg: reg, ev: ev, db: db, log: slog.New(slog.NewTextHandler(io.Discard, nil)), cache: newEvidenceCache(), contracts: contract.NewCache(1024)}
+	g := &Gate{reg: reg, ev: ev, db: db, records: groupcommit.New(db, bucketRecords),
+		log: slog.New(slog.NewTextHandler(io.Discard, nil)), cache: newEvidenceCache(), contracts: contract.NewCache(1024)}
 	for _, o := range opts {
 		o(g)
 	}
@@ -342,8 +345,13 @@ func (g *Gate) record(ctx context.Context, a *Admission, dec Decision) (Outcome,
 	if dec.Admitted {
 		out.Grounded = newGrounded(id, rec)
 	}
-	g.log.LogAttrs(ctx, slog.LevelInfo, "grounding decided", slog.String("id", id.String()),
-		slog.Bool("admitted", dec.Admitted), slog.Int("failures", len(dec.Failures)))
+	// The handler directly, not Logger.LogAttrs, which also walks the
+	// stack for a source location this line never shows.
+	if h := g.log.Handler(); h.Enabled(ctx, slog.LevelInfo) {
+		r := slog.NewRecord(time.Now(), slog.LevelInfo, "grounding decided", 0)
+		r.AddAttrs(slog.String("id", id.String()), slog.Bool("admitted", dec.Admitted), slog.Int("failures", len(dec.Failures)))
+		_ = h.Handle(ctx, r)
+	}
 	return out, nil
 }
 
@@ -373,22 +381,21 @@ func markPartial(fs []Failure) {
 	fs[i].Codes = append(fs[i].Codes, F5)
 }
 
-// store writes a record unless it is already there. Records are content
-// addressed, so an identical proposal costs one read and no write. (Not
-// bolt.Batch: it waits up to 10 ms for company, far more than the ~0.5 ms
-// fsync a lone writer pays.)
+// store writes a record unless it is already there, and returns once it
+// is durable. Records are content addressed, so an identical proposal
+// costs one read and no write; new records made at the same time share a
+// commit (package groupcommit).
 func (g *Gate) store(id hashing.Digest, raw []byte) error {
+	key := id.Key()
 	var have bool
 	_ = g.db.View(func(tx *bolt.Tx) error {
-		have = tx.Bucket(bucketRecords).Get(id.Key()) != nil
+		have = tx.Bucket(bucketRecords).Get(key) != nil
 		return nil
 	})
 	if have {
 		return nil
 	}
-	if err := g.db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketRecords).Put(id.Key(), raw)
-	}); err != nil {
+	if err := g.records.Put(key, raw); err != nil {
 		return fmt.Errorf("ground: store record: %w", err)
 	}
 	return nil

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/groundgate/groundgate/discover"
@@ -24,9 +26,16 @@ type rig struct {
 
 func newRig(t testing.TB) *rig {
 	t.Helper()
-	ctx := context.Background()
 	s := registrytest.Seeded(t, filepath.Join(t.TempDir(), "g.db"), registry.Options{})
-	d, err := discover.New(ctx, s, s.DB(), discover.Options{})
+	r := rigOver(t, s)
+	keepsEntries(t, s.Current())
+	return r
+}
+
+// rigOver is discovery and a gate over s.
+func rigOver(t testing.TB, s *registry.Store) *rig {
+	t.Helper()
+	d, err := discover.New(context.Background(), s, s.DB(), discover.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,6 +44,28 @@ func newRig(t testing.TB) *rig {
 		t.Fatal(err)
 	}
 	return &rig{store: s, disc: d, gate: g}
+}
+
+// keepsEntries checks, when the test ends, that snap's entries are what
+// they were when it began: the checks read them shared, uncopied
+// (Admission.capability), and must never modify them.
+func keepsEntries(t testing.TB, snap *registry.Snapshot) {
+	t.Helper()
+	var want []registry.Capability
+	for _, c := range snap.Capabilities() {
+		cp, err := snap.Lookup(c.Name) // a deep copy
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, cp)
+	}
+	t.Cleanup(func() {
+		for i, c := range snap.Capabilities() {
+			if !reflect.DeepEqual(c, want[i]) {
+				t.Errorf("the gate modified registry entry %s:\nnow    %+v\nbefore %+v", c.Name, c, want[i])
+			}
+		}
+	})
 }
 
 func (r *rig) discover(t testing.TB, terms ...string) discover.Result {
@@ -357,4 +388,56 @@ func FuzzInlineEvidence(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Groundings decided at the same time share commits (package
+// groupcommit): each returns only with its record stored, and after the
+// file is closed and opened again every record is there, the bytes its id
+// hashes, loading as the grounding that was returned.
+func TestConcurrentGroundingsDurable(t *testing.T) {
+	ctx := context.Background()
+	r := newRig(t)
+	res := r.discover(t, "momentum", "sharpe")
+	const n = 40
+	outs := make([]Outcome, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			req := fmt.Appendf(nil, `{"family":"MOM_WZS","metric":"SRP","params":{"window":[%d,%d]},"data":"oil/wti.csv"}`, 10+i, 100+i)
+			out, err := r.gate.Ground(ctx, Proposal{Request: req, DiscoveryID: res.ID})
+			if err != nil || !out.Record.Decision.Admitted || out.ID.IsZero() {
+				t.Errorf("grounding %d: %v %+v", i, err, out.Record.Decision.Failures)
+			}
+			outs[i] = out
+		})
+	}
+	wg.Wait()
+	path := r.store.DB().Path()
+	r.disc.Close()
+	if err := r.store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := registry.Open(ctx, path, registry.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r = rigOver(t, s)
+	defer r.disc.Close()
+	ids := map[hashing.Digest]bool{}
+	for i, out := range outs {
+		ids[out.ID] = true
+		loaded, err := r.gate.Load(ctx, out.ID)
+		if err != nil {
+			t.Fatalf("grounding %d (%s) after reopening: %v", i, out.ID, err)
+		}
+		a, _ := loaded.Request().Canonical()
+		b, _ := out.Grounded.Request().Canonical()
+		if string(a) != string(b) {
+			t.Errorf("grounding %d loads as %s, was %s", i, a, b)
+		}
+	}
+	if len(ids) != n {
+		t.Errorf("%d distinct ids for %d distinct requests", len(ids), n)
+	}
 }

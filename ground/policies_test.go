@@ -71,6 +71,7 @@ func newPolicyRig(t *testing.T, solver smt.Solver) *policyRig {
 	if err != nil {
 		t.Fatal(err)
 	}
+	keepsEntries(t, s.Current())
 	return &policyRig{rig: &rig{store: s, disc: d, gate: g}, policies: ps, pool: pool}
 }
 

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/internal/plainjson"
 	"github.com/groundgate/groundgate/pipeline"
 )
 
@@ -75,12 +76,29 @@ func (s Scalar) Float() float64 { return s.num }
 // Text returns the string value ("" for numbers).
 func (s Scalar) Text() string { return s.str }
 
-// MarshalJSON writes a number or a string.
-func (s Scalar) MarshalJSON() ([]byte, error) {
+// MarshalJSON writes a number or a string, as encoding/json writes a
+// float64 or a string.
+func (s Scalar) MarshalJSON() ([]byte, error) { return s.appendJSON(nil) }
+
+// appendJSON appends what json.Marshal writes for s.num or s.str, without
+// its reflection and buffers for the common values (a request's scalars
+// are written into every grounding record, hashed and answered): finite
+// numbers, and strings of printable ASCII that json.Marshal copies as
+// they are. Anything else goes to json.Marshal itself.
+func (s Scalar) appendJSON(b []byte) ([]byte, error) {
+	var ok bool
 	if s.isStr {
-		return json.Marshal(s.str)
+		if b, ok = plainjson.AppendString(b, s.str); !ok {
+			enc, err := json.Marshal(s.str)
+			return append(b, enc...), err
+		}
+		return b, nil
 	}
-	return json.Marshal(s.num)
+	if b, ok = plainjson.AppendFloat(b, s.num); !ok {
+		_, err := json.Marshal(s.num) // its error, as before
+		return nil, err
+	}
+	return b, nil
 }
 
 func (s Scalar) String() string {
@@ -96,12 +114,27 @@ type Param struct {
 	List   bool
 }
 
-// MarshalJSON writes a scalar or a list, as it was given.
+// MarshalJSON writes a scalar or a list, as it was given: what
+// json.Marshal writes for p.Values or p.Values[0].
 func (p Param) MarshalJSON() ([]byte, error) {
-	if p.List {
-		return json.Marshal(p.Values)
+	if !p.List {
+		return p.Values[0].appendJSON(nil)
 	}
-	return json.Marshal(p.Values[0])
+	if p.Values == nil {
+		return []byte("null"), nil
+	}
+	b := make([]byte, 0, 2+8*len(p.Values))
+	b = append(b, '[')
+	for i, v := range p.Values {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if b, err = v.appendJSON(b); err != nil {
+			return json.Marshal(p.Values) // its error, as before
+		}
+	}
+	return append(b, ']'), nil
 }
 
 // UnmarshalJSON accepts a finite number, a string, or a non-empty list of
@@ -204,6 +237,15 @@ func DecodeRequest(data []byte) (Request, []Failure) {
 	if len(data) == 0 {
 		return r, []Failure{fail("request", F1, "", "the request is missing")}
 	}
+	if pr, ok := decodePlainRequest(data); ok {
+		return pr, nil
+	}
+	return decodeRequestStrict(data)
+}
+
+// decodeRequestStrict is DecodeRequest for every request, plain or not.
+func decodeRequestStrict(data []byte) (Request, []Failure) {
+	r := Request{Params: map[string]Param{}}
 	// Decode field by field so one bad field does not hide the others.
 	var raw map[string]json.RawMessage
 	if err := hashing.DecodeStrict(data, &raw); err != nil {

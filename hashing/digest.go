@@ -134,20 +134,42 @@ func (d Digest) String() string {
 	if d.IsZero() {
 		return ""
 	}
-	return d.algo.String() + ":" + hex.EncodeToString(d.sum[:])
+	var buf [textLen]byte
+	return string(d.appendText(buf[:0]))
+}
+
+// textLen is the length of a digest's text for both algorithms.
+const textLen = len("sha256:") + 2*Size
+
+// appendText appends "algo:hex" to b (every caller but String and its
+// kin has checked that d is not zero). One allocation per digest written:
+// the server writes several per request.
+func (d Digest) appendText(b []byte) []byte {
+	b = append(b, d.algo.String()...)
+	b = append(b, ':')
+	return hex.AppendEncode(b, d.sum[:])
 }
 
 // Key returns the bytes used to key d in a store: its string form, which
 // keeps bbolt dumps readable and sorts like the pinned registry hash.
-func (d Digest) Key() []byte { return []byte(d.String()) }
+func (d Digest) Key() []byte {
+	if d.IsZero() {
+		return []byte{}
+	}
+	return d.appendText(make([]byte, 0, textLen))
+}
 
 // MarshalText implements encoding.TextMarshaler. The zero Digest cannot be
 // marshalled: writing an empty digest is always a bug upstream.
-func (d Digest) MarshalText() ([]byte, error) {
+func (d Digest) MarshalText() ([]byte, error) { return d.AppendText(make([]byte, 0, textLen)) }
+
+// AppendText implements encoding.TextAppender: MarshalText's text,
+// appended to b.
+func (d Digest) AppendText(b []byte) ([]byte, error) {
 	if d.IsZero() {
-		return nil, fmt.Errorf("%w: zero digest", ErrMalformed)
+		return b, fmt.Errorf("%w: zero digest", ErrMalformed)
 	}
-	return []byte(d.String()), nil
+	return d.appendText(b), nil
 }
 
 // UnmarshalText implements encoding.TextUnmarshaler.

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"encoding"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"math"
@@ -491,9 +490,7 @@ func appendDigest(b []byte, d Digest) ([]byte, error) {
 		return b, errFallback // MarshalText refuses it
 	}
 	b = append(b, '"')
-	b = append(b, d.algo.String()...)
-	b = append(b, ':')
-	b = hex.AppendEncode(b, d.sum[:])
+	b = d.appendText(b)
 	return append(b, '"'), nil
 }
 
@@ -866,9 +863,7 @@ func newMapPlan(t reflect.Type) encFn {
 				if d.IsZero() {
 					return b, errFallback
 				}
-				e.keys = append(e.keys, d.algo.String()...)
-				e.keys = append(e.keys, ':')
-				e.keys = hex.AppendEncode(e.keys, d.sum[:])
+				e.keys = d.appendText(e.keys)
 			case keyText:
 				k := it.Key()
 				if k.Kind() != reflect.Pointer || !k.IsNil() {

@@ -22,6 +22,12 @@ func TestParseRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if string(txt) != d.String() || string(d.Key()) != d.String() {
+			t.Fatalf("MarshalText %q and Key %q, String %q", txt, d.Key(), d)
+		}
+		if app, err := d.AppendText([]byte("x")); err != nil || string(app) != "x"+d.String() {
+			t.Fatalf("AppendText %q, %v", app, err)
+		}
 		var u Digest
 		if err := u.UnmarshalText(txt); err != nil || u != d {
 			t.Fatalf("text round trip of %s: %v %v", d, u, err)
@@ -52,6 +58,12 @@ func TestParseRejects(t *testing.T) {
 	}
 	if _, err := (Digest{}).MarshalText(); err == nil {
 		t.Error("zero digest marshalled")
+	}
+	if b, err := (Digest{}).AppendText([]byte("x")); err == nil || string(b) != "x" {
+		t.Errorf("zero digest appended: %q, %v", b, err)
+	}
+	if s, k := (Digest{}).String(), (Digest{}).Key(); s != "" || k == nil || len(k) != 0 {
+		t.Errorf("zero digest: String %q, Key %#v; want empty text", s, k)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -284,6 +285,9 @@ func TestForgedEntryNeverServed(t *testing.T) {
 			if _, err := cur.Lookup("neg"); !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("second Lookup: %v", err)
 			}
+			if c, err := cur.LookupShared("neg"); !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("LookupShared served the forged entry %+v (%v)", c, err)
+			}
 			// A past version holding the same entry refuses it as well
 			// (version 3 made neg what it is now).
 			if old, err := s.Version(ctx, 3); err != nil {
@@ -293,12 +297,19 @@ func TestForgedEntryNeverServed(t *testing.T) {
 			}
 			// The other entries are served.
 			for _, c := range cur.Capabilities() {
-				if _, err := cur.Lookup(c.Name); err != nil && c.Name != "neg" {
+				got, err := cur.Lookup(c.Name)
+				if err != nil && c.Name != "neg" {
 					t.Fatalf("%s: %v", c.Name, err)
+				}
+				if shared, serr := cur.LookupShared(c.Name); c.Name != "neg" && (serr != nil || !reflect.DeepEqual(*shared, got)) {
+					t.Fatalf("%s: LookupShared %+v (%v), Lookup %+v", c.Name, shared, serr, got)
 				}
 			}
 			if _, err := cur.Lookup("nope"); !errors.Is(err, ErrNotFound) {
 				t.Fatalf("Lookup of a missing name: %v", err)
+			}
+			if _, err := cur.LookupShared("nope"); !errors.Is(err, ErrNotFound) {
+				t.Fatalf("LookupShared of a missing name: %v", err)
 			}
 			rep, err := s.Verify(ctx)
 			if !errors.Is(err, ErrCorrupt) || !strings.Contains(strings.Join(rep.Problems, "\n"), tc.want) {

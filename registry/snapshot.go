@@ -242,14 +242,27 @@ func (s *Snapshot) Get(name string) (Capability, bool) {
 // Lookup is Get with the reason for a miss: ErrNotFound, or ErrCorrupt
 // for an entry whose record does not hold what its version lists.
 func (s *Snapshot) Lookup(name string) (Capability, error) {
-	i, ok := s.byName[name]
-	if !ok {
-		return Capability{}, fmt.Errorf("capability %q: %w", name, ErrNotFound)
-	}
-	if err := s.check(i); err != nil {
+	c, err := s.LookupShared(name)
+	if err != nil {
 		return Capability{}, err
 	}
-	return s.clone(i), nil
+	return Capability{Entry: c.Entry.Clone(), Identity: c.Identity}, nil
+}
+
+// LookupShared is Lookup without the copy, for readers that only look
+// (the gate reads the few entries a request names, on every request): it
+// returns the snapshot's own entry, which every other reader shares, so
+// the caller must not modify any of it. It is checked as Lookup checks
+// it.
+func (s *Snapshot) LookupShared(name string) (*Capability, error) {
+	i, ok := s.byName[name]
+	if !ok {
+		return nil, fmt.Errorf("capability %q: %w", name, ErrNotFound)
+	}
+	if err := s.check(i); err != nil {
+		return nil, err
+	}
+	return &s.caps[i], nil
 }
 
 // ByIdentity returns a copy of the capability with the given identity,

@@ -198,7 +198,7 @@ func (s *Server) postDiscover(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, res)
+	return writeJSON(c, &res, appendDiscovery)
 }
 
 func (s *Server) getDiscovery(c echo.Context) error {
@@ -222,7 +222,7 @@ func (s *Server) postGround(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, g)
+	return writeJSON(c, &g, appendGrounding)
 }
 
 // GroundingResponse is the status and body POST /v1/ground answers an
@@ -230,13 +230,25 @@ func (s *Server) postGround(c echo.Context) error {
 // problem listing every failure (with the record, when one was stored).
 // The CLI prints the same bodies.
 func GroundingResponse(out ground.Outcome) (int, any) {
+	body := groundingOf(out)
+	if out.Record.Decision.Admitted {
+		return http.StatusOK, body
+	}
+	return refusal(out, body)
+}
+
+// groundingOf is the grounding record of an outcome, with its id if one
+// was stored.
+func groundingOf(out ground.Outcome) Grounding {
 	body := Grounding{Record: out.Record}
 	if !out.ID.IsZero() {
 		body.ID = &out.ID
 	}
-	if out.Record.Decision.Admitted {
-		return http.StatusOK, body
-	}
+	return body
+}
+
+// refusal is GroundingResponse's answer to a refused outcome.
+func refusal(out ground.Outcome, body Grounding) (int, Problem) {
 	k := kinds[ptNotGrounded]
 	return k.status, Problem{
 		Type: problemPrefix + ptNotGrounded, Title: k.title, Status: k.status,

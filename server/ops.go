@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"strconv"
 
 	"github.com/groundgate/groundgate/discover"
@@ -26,9 +25,12 @@ func DecodeObject(b []byte, v any) error { return decodeStrictBody(b, v, "") }
 
 // Discover answers POST /v1/discover's body.
 func (s *Server) Discover(ctx context.Context, body []byte) (discover.Result, error) {
-	var q discover.Query
-	if err := decodeStrictBody(body, &q, ""); err != nil {
-		return discover.Result{}, err
+	q, ok := plainQuery(body)
+	if !ok {
+		q = discover.Query{} // not what the fast path left half done
+		if err := decodeStrictBody(body, &q, ""); err != nil {
+			return discover.Result{}, err
+		}
 	}
 	return s.disc.Discover(ctx, q)
 }
@@ -55,9 +57,12 @@ type Grounding struct {
 // error carrying the refusal's problem (every failure, and the record when
 // one was stored).
 func (s *Server) Ground(ctx context.Context, body []byte) (Grounding, error) {
-	var gr groundRequest
-	if err := decodeStrictBody(body, &gr, ""); err != nil {
-		return Grounding{}, err
+	gr, ok := plainGround(body)
+	if !ok {
+		gr = groundRequest{}
+		if err := decodeStrictBody(body, &gr, ""); err != nil {
+			return Grounding{}, err
+		}
 	}
 	mode, err := ground.ParseRepairMode(gr.Repair)
 	if err != nil {
@@ -86,11 +91,12 @@ func (s *Server) Ground(ctx context.Context, body []byte) (Grounding, error) {
 		return Grounding{}, err
 	}
 	s.gates.WithLabelValues(strconv.FormatBool(out.Record.Decision.Admitted)).Inc()
-	status, res := GroundingResponse(out)
-	if status != http.StatusOK {
-		return Grounding{}, problemError{res.(Problem)}
+	g := groundingOf(out)
+	if !out.Record.Decision.Admitted {
+		_, p := refusal(out, g)
+		return Grounding{}, problemError{p}
 	}
-	return res.(Grounding), nil
+	return g, nil
 }
 
 // executionRequest is the body of POST /v1/executions: only a grounding id

@@ -10,6 +10,8 @@ import (
 	"github.com/groundgate/groundgate/execution"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/internal/app"
+	"github.com/groundgate/groundgate/internal/gcfloor"
+	"github.com/groundgate/groundgate/internal/logbuf"
 	"github.com/groundgate/groundgate/policy"
 )
 
@@ -41,7 +43,17 @@ func (serveCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 	if *policyTimeout <= 0 {
 		return fmt.Errorf("%w: --policy-timeout must be positive", errUsage)
 	}
-	logger := slog.New(slog.NewJSONHandler(cli.Stderr, nil))
+	// One write per request line would cost a system call each; the
+	// lines are batched instead (at most logbuf.Interval late, warnings
+	// and errors at once) and written out before serve returns.
+	logs := logbuf.New(cli.Stderr, logbuf.Interval)
+	defer logs.Close()
+	logger := slog.New(logbuf.Handler(slog.NewJSONHandler(logs, nil), logs))
+	// A small live heap would be collected every few hundred requests
+	// (see internal/gcfloor); GOGC in the environment is the operator's.
+	if cli.Getenv("GOGC") == "" {
+		defer gcfloor.Start(gcfloor.DefaultFloor)()
+	}
 	for _, f := range []struct {
 		name string
 		v    int64
