@@ -238,6 +238,7 @@ func BenchmarkGrid100VsPandas(b *testing.B) {
 	b.ReportMetric(pandasTotal, "pandas-s")
 	b.ReportMetric(goSeconds, "go-s")
 	b.ReportMetric(pandasTotal/goSeconds, "speedup")
+	b.ReportMetric(unshared, "go-unshared-s")
 	b.ReportMetric(pandasTotal/unshared, "speedup-unshared")
 	b.ReportMetric(pandasCPU, "pandas-cpu-s")
 	b.ReportMetric(unsharedCPU, "go-unshared-cpu-s")

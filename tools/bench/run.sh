@@ -308,10 +308,12 @@ if want grid; then
   metric go-s | while read -r v; do add grid_go "$v"; done
   metric pandas-s | while read -r v; do add grid_pandas "$v"; done
   metric speedup-unshared | while read -r v; do add grid_unshared "$v"; done
+  metric go-unshared-s | while read -r v; do add grid_unshared_s "$v"; done
   metric pandas-cpu-s | while read -r v; do add grid_pandas_cpu "$v"; done
   metric go-unshared-cpu-s | while read -r v; do add grid_unshared_cpu "$v"; done
   metric speedup-unshared-cpu | while read -r v; do add grid_unshared_cpu_ratio "$v"; done
   row "100-morphism grid in Go (ratio: speed-up)" grid_go %.3f " s" grid_pandas "-" inv
+  row "each morphism from scratch (ratio: speed-up)" grid_unshared_s %.2f " s" grid_pandas "-" inv
   row "speed-up, each morphism from scratch" grid_unshared %.1f "×" - "≥ 20×"
   row "each morphism from scratch, CPU (ratio: less)" grid_unshared_cpu %.2f " s" grid_pandas_cpu "-" inv
   row "CPU speed-up, each morphism from scratch" grid_unshared_cpu_ratio %.1f "×" - "≥ 20×"
