@@ -8,11 +8,11 @@
 package contract
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
 	"regexp"
 	"strings"
+
+	"github.com/groundgate/groundgate/hashing"
 )
 
 // Clause is one named condition. Message says, for the agent or the
@@ -140,14 +140,8 @@ func check(cache *Cache, c *Contract, kind string, params []Param) []Problem {
 // checks it as Check does.
 func Decode(data []byte, kind string, params []Param) (*Contract, []Problem, error) {
 	var c Contract
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&c); err != nil {
+	if err := hashing.DecodeStrict(data, &c); err != nil {
 		return nil, nil, fmt.Errorf("contract: %w", err)
-	}
-	// Not dec.More: it reports false before a stray ']' or '}'.
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, nil, fmt.Errorf("contract: trailing data after the document")
 	}
 	return &c, Check(&c, kind, params), nil
 }

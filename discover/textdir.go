@@ -1,7 +1,6 @@
 package discover
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -164,9 +163,7 @@ func (t *textDir) readStamp() (textStamp, bool) {
 		return textStamp{}, false
 	}
 	var st textStamp
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if dec.Decode(&st) != nil || !strings.HasPrefix(st.Dir, textPrefix) || filepath.Base(st.Dir) != st.Dir {
+	if hashing.DecodeStrict(raw, &st) != nil || !strings.HasPrefix(st.Dir, textPrefix) || filepath.Base(st.Dir) != st.Dir {
 		return textStamp{}, false
 	}
 	return st, true

@@ -3,10 +3,12 @@ package execution
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 
 	"github.com/groundgate/groundgate/ground"
+	"github.com/groundgate/groundgate/hashing"
 )
 
 // Value is one bound parameter value: a finite number or a string. It
@@ -63,15 +65,15 @@ func (v *Value) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	if len(b) > 0 && b[0] == '"' {
 		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
+		if err := hashing.DecodePart(b, &s); err != nil {
+			return errors.New(hashing.Reason(err))
 		}
 		*v = Str(s)
 		return nil
 	}
 	var f float64
-	if err := json.Unmarshal(b, &f); err != nil {
-		return fmt.Errorf("execution: a parameter value is a number or a string: %w", err)
+	if err := hashing.DecodePart(b, &f); err != nil {
+		return fmt.Errorf("execution: a parameter value is a number or a string: %s", hashing.Reason(err))
 	}
 	*v = Num(f)
 	return nil
@@ -118,8 +120,8 @@ func (s *Score) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	var f float64
-	if err := json.Unmarshal(b, &f); err != nil {
-		return err
+	if err := hashing.DecodePart(b, &f); err != nil {
+		return errors.New(hashing.Reason(err))
 	}
 	*s = ScoreOf(f)
 	return nil

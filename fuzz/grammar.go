@@ -2,11 +2,12 @@ package fuzz
 
 import (
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/groundgate/groundgate/hashing"
 )
 
 //go:embed grammar.json
@@ -31,7 +32,7 @@ type Grammar struct {
 // BuiltinGrammar is the grammar shipped in grammar.json.
 func BuiltinGrammar() (*Grammar, error) {
 	var g Grammar
-	if err := json.Unmarshal(grammarJSON, &g); err != nil {
+	if err := hashing.DecodeStrict(grammarJSON, &g); err != nil {
 		return nil, fmt.Errorf("fuzz: built-in grammar: %w", err)
 	}
 	return &g, nil

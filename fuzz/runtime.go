@@ -770,7 +770,7 @@ func (r *runner) runRequest(ctx context.Context, req []byte, names []string, con
 // withMetric is a request scored by another metric.
 func withMetric(req []byte, metric string) ([]byte, error) {
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal(req, &m); err != nil {
+	if err := hashing.DecodeStrict(req, &m); err != nil {
 		return nil, err
 	}
 	b, err := json.Marshal(metric)
@@ -1133,7 +1133,7 @@ func (rt *Runtime) Check(ctx context.Context, snap *registry.Snapshot, rc Regres
 		rt.Data.Put(rc.Data, []byte(rc.CSV))
 	}
 	var req ground.Request
-	if err := json.Unmarshal(rc.Request, &req); err != nil {
+	if err := hashing.DecodeStrict(rc.Request, &req); err != nil {
 		return nil, fmt.Errorf("fuzz: case request: %w", err)
 	}
 	var names []string

@@ -3,7 +3,6 @@ package ground
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -195,7 +194,7 @@ func decodeJSON(b []byte, v any) error {
 	if len(bytes.TrimSpace(b)) == 0 {
 		return errors.New("empty")
 	}
-	return json.Unmarshal(b, v)
+	return hashing.DecodeStrict(b, v)
 }
 
 func mergeKeys(a, b map[string]any) map[string]bool {

@@ -1,14 +1,16 @@
 package ground
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/groundgate/groundgate/discover"
+	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/pipeline"
 	"github.com/groundgate/groundgate/registry"
 )
@@ -65,16 +67,16 @@ func cloneParams(ps map[string]Param) map[string]Param {
 // decodePipeline decodes the pipeline and output fields, reporting every
 // malformed step field as F1 on its path, then the graph's faults (a
 // cycle, a dangling input, an output that is no step, a dead step).
-func decodePipeline(raw map[string]json.RawMessage) ([]Step, string, []Failure) {
+func decodePipeline(raw map[string]jsontext.Value) ([]Step, string, []Failure) {
 	var fails []Failure
 	var output string
 	if v, ok := raw["output"]; !ok {
 		fails = append(fails, fail("output", F1, "", "output is missing: name the step whose P&L is scored"))
-	} else if err := json.Unmarshal(v, &output); err != nil || output == "" {
+	} else if err := hashing.DecodePart(v, &output); err != nil || output == "" {
 		fails = append(fails, fail("output", F1, "", "output must be a step id"))
 	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw["pipeline"], &items); err != nil {
+	var items []jsontext.Value
+	if err := hashing.DecodePart(raw["pipeline"], &items); err != nil {
 		return nil, output, append(fails, fail("pipeline", F1, "", "pipeline must be a list of steps {id, capability, params, inputs}"))
 	}
 	switch {
@@ -108,11 +110,11 @@ func decodePipeline(raw map[string]json.RawMessage) ([]Step, string, []Failure) 
 }
 
 // decodeStep decodes one step; it returns the grid points its lists span.
-func decodeStep(i int, item json.RawMessage) (Step, []Failure, int) {
+func decodeStep(i int, item jsontext.Value) (Step, []Failure, int) {
 	s := Step{Params: map[string]Param{}}
 	field := func(f string) string { return pipeline.StepField(i, f) }
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(item, &raw); err != nil {
+	var raw map[string]jsontext.Value
+	if err := hashing.DecodePart(item, &raw); err != nil {
 		return s, []Failure{fail(field(""), F1, "", "a step is an object {id, capability, params, inputs}")}, 1
 	}
 	var fails []Failure
@@ -128,7 +130,7 @@ func decodeStep(i int, item json.RawMessage) (Step, []Failure, int) {
 		switch {
 		case !ok:
 			fails = append(fails, fail(field(key), F1, "", key+" is missing"))
-		case json.Unmarshal(v, dst) != nil:
+		case hashing.DecodePart(v, dst) != nil:
 			fails = append(fails, fail(field(key), F1, "", key+" must be a string"))
 		case *dst == "":
 			fails = append(fails, fail(field(key), F1, "", key+" is empty"))
@@ -141,7 +143,7 @@ func decodeStep(i int, item json.RawMessage) (Step, []Failure, int) {
 	str("capability", &s.Capability)
 	if v, ok := raw["inputs"]; !ok {
 		fails = append(fails, fail(field("inputs"), F1, "", "inputs is missing: list step ids or \"data\""))
-	} else if err := json.Unmarshal(v, &s.Inputs); err != nil {
+	} else if err := hashing.DecodePart(v, &s.Inputs); err != nil {
 		fails = append(fails, fail(field("inputs"), F1, "", "inputs must be a list of step ids or \"data\""))
 	} else if len(s.Inputs) > pipeline.MaxInputs {
 		fails = append(fails, fail(field("inputs"), F1, "", fmt.Sprintf("%d inputs, at most %d", len(s.Inputs), pipeline.MaxInputs)))

@@ -9,14 +9,16 @@ package ground
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
 	"slices"
 	"strings"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/groundgate/groundgate/hashing"
-	"github.com/groundgate/groundgate/internal/plainjson"
 	"github.com/groundgate/groundgate/pipeline"
 )
 
@@ -88,13 +90,13 @@ func (s Scalar) MarshalJSON() ([]byte, error) { return s.appendJSON(nil) }
 func (s Scalar) appendJSON(b []byte) ([]byte, error) {
 	var ok bool
 	if s.isStr {
-		if b, ok = plainjson.AppendString(b, s.str); !ok {
+		if b, ok = hashing.AppendPlainString(b, s.str); !ok {
 			enc, err := json.Marshal(s.str)
 			return append(b, enc...), err
 		}
 		return b, nil
 	}
-	if b, ok = plainjson.AppendFloat(b, s.num); !ok {
+	if b, ok = hashing.AppendPlainFloat(b, s.num); !ok {
 		_, err := json.Marshal(s.num) // its error, as before
 		return nil, err
 	}
@@ -139,64 +141,92 @@ func (p Param) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON accepts a finite number, a string, or a non-empty list of
 // them; anything else (null, booleans, objects, nested lists) is refused.
+// It decodes with the project's one strict codec (hashing.DecodePart).
 func (p *Param) UnmarshalJSON(b []byte) error {
-	var raw any
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return err
+	if err := hashing.DecodePart(b, p); err != nil {
+		return errors.New(hashing.Reason(err))
 	}
-	scalar := func(v any) (Scalar, error) {
-		switch x := v.(type) {
-		case float64:
-			if math.IsNaN(x) || math.IsInf(x, 0) {
-				return Scalar{}, fmt.Errorf("not a finite number")
-			}
-			return Number(x), nil
-		case string:
-			if len(x) > MaxStringLen {
-				return Scalar{}, fmt.Errorf("string longer than %d bytes", MaxStringLen)
-			}
-			return String(x), nil
-		case nil:
-			return Scalar{}, fmt.Errorf("null is not a parameter value")
-		default:
-			return Scalar{}, fmt.Errorf("want a number, a string or a list of them, got %s", jsonKind(v))
-		}
-	}
-	if list, ok := raw.([]any); ok {
-		if len(list) == 0 {
-			return fmt.Errorf("an empty list spans no grid")
-		}
-		if len(list) > MaxListLen {
-			return fmt.Errorf("list of %d values, at most %d", len(list), MaxListLen)
-		}
-		*p = Param{List: true, Values: make([]Scalar, len(list))}
-		for i, v := range list {
-			s, err := scalar(v)
-			if err != nil {
-				return fmt.Errorf("element %d: %w", i, err)
-			}
-			p.Values[i] = s
-		}
-		return nil
-	}
-	s, err := scalar(raw)
-	if err != nil {
-		return err
-	}
-	*p = Param{Values: []Scalar{s}}
 	return nil
 }
 
-func jsonKind(v any) string {
-	switch v.(type) {
-	case bool:
-		return "a boolean"
-	case map[string]any:
-		return "an object"
-	case []any:
-		return "a list"
+// UnmarshalJSONFrom is UnmarshalJSON for encoding/json v2, the codec
+// behind hashing.DecodePart: it reads the value's tokens directly.
+func (p *Param) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	if dec.PeekKind() != '[' {
+		s, err := readScalar(dec)
+		if err != nil {
+			return err
+		}
+		*p = Param{Values: []Scalar{s}}
+		return nil
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	var vals []Scalar
+	var elemErr error
+	n := 0
+	for dec.PeekKind() != ']' {
+		if n < MaxListLen && elemErr == nil {
+			s, err := readScalar(dec)
+			if err != nil {
+				elemErr = fmt.Errorf("element %d: %w", n, err)
+			}
+			vals = append(vals, s)
+		} else if err := dec.SkipValue(); err != nil {
+			return err
+		}
+		n++
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return err
+	}
+	switch {
+	case n == 0:
+		return errors.New("an empty list spans no grid")
+	case n > MaxListLen:
+		return fmt.Errorf("list of %d values, at most %d", n, MaxListLen)
+	case elemErr != nil:
+		return elemErr
+	}
+	*p = Param{List: true, Values: vals}
+	return nil
+}
+
+// readScalar reads one parameter value: a finite number or a string.
+func readScalar(dec *jsontext.Decoder) (Scalar, error) {
+	switch k := dec.PeekKind(); k {
+	case '[', '{':
+		if err := dec.SkipValue(); err != nil {
+			return Scalar{}, err
+		}
+		what := "a list"
+		if k == '{' {
+			what = "an object"
+		}
+		return Scalar{}, fmt.Errorf("want a number, a string or a list of them, got %s", what)
+	}
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return Scalar{}, err
+	}
+	switch tok.Kind() {
+	case '0':
+		x, err := tok.Float()
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return Scalar{}, errors.New("not a finite number")
+		}
+		return Number(x), nil
+	case '"':
+		x := tok.String()
+		if len(x) > MaxStringLen {
+			return Scalar{}, fmt.Errorf("string longer than %d bytes", MaxStringLen)
+		}
+		return String(x), nil
+	case 'n':
+		return Scalar{}, errors.New("null is not a parameter value")
 	default:
-		return fmt.Sprintf("%T", v)
+		return Scalar{}, errors.New("want a number, a string or a list of them, got a boolean")
 	}
 }
 
@@ -237,18 +267,19 @@ func DecodeRequest(data []byte) (Request, []Failure) {
 	if len(data) == 0 {
 		return r, []Failure{fail("request", F1, "", "the request is missing")}
 	}
-	if pr, ok := decodePlainRequest(data); ok {
-		return pr, nil
+	if err := hashing.CheckStrict(data); err != nil {
+		return r, []Failure{fail("request", F1, "", "not a JSON object: "+err.Error())}
 	}
-	return decodeRequestStrict(data)
+	return decodeRequestPart(data)
 }
 
-// decodeRequestStrict is DecodeRequest for every request, plain or not.
-func decodeRequestStrict(data []byte) (Request, []Failure) {
+// decodeRequestPart is DecodeRequest for a request hashing.CheckStrict
+// has accepted, alone or as part of a larger document.
+func decodeRequestPart(data []byte) (Request, []Failure) {
 	r := Request{Params: map[string]Param{}}
 	// Decode field by field so one bad field does not hide the others.
-	var raw map[string]json.RawMessage
-	if err := hashing.DecodeStrict(data, &raw); err != nil {
+	var raw map[string]jsontext.Value
+	if err := hashing.DecodePart(data, &raw); err != nil {
 		return r, []Failure{fail("request", F1, "", "not a JSON object: "+err.Error())}
 	}
 	var fails []Failure
@@ -264,7 +295,7 @@ func decodeRequestStrict(data []byte) (Request, []Failure) {
 			fails = append(fails, fail(key, F1, "", key+" is missing"))
 			return
 		}
-		if err := json.Unmarshal(v, dst); err != nil {
+		if err := hashing.DecodePart(v, dst); err != nil {
 			fails = append(fails, fail(key, F1, "", key+" must be a string"))
 			return
 		}
@@ -293,8 +324,8 @@ func decodeRequestStrict(data []byte) (Request, []Failure) {
 	str("data", &r.Data)
 	r.Params = map[string]Param{}
 	if v, ok := raw["params"]; ok && isPipeline {
-		var ps map[string]json.RawMessage
-		if err := json.Unmarshal(v, &ps); err != nil || len(ps) > 0 {
+		var ps map[string]jsontext.Value
+		if err := hashing.DecodePart(v, &ps); err != nil || len(ps) > 0 {
 			fails = append(fails, fail("params", F1, "", "a pipeline's parameters belong to its steps (pipeline[i].params); leave params out"))
 		}
 	} else if ok {
@@ -311,12 +342,12 @@ func decodeRequestStrict(data []byte) (Request, []Failure) {
 // dst, reporting each malformed value as F1 on field.NAME, and returns the
 // grid points its lists span (capped just above MaxGridPoints). null is no
 // parameters.
-func decodeParams(v json.RawMessage, field string, dst map[string]Param) (int, []Failure) {
+func decodeParams(v jsontext.Value, field string, dst map[string]Param) (int, []Failure) {
 	if string(v) == "null" {
 		return 1, nil
 	}
-	var ps map[string]json.RawMessage
-	if err := json.Unmarshal(v, &ps); err != nil {
+	var ps map[string]jsontext.Value
+	if err := hashing.DecodePart(v, &ps); err != nil {
 		return 1, []Failure{fail(field, F1, "", "params must be an object of name → value or list")}
 	}
 	if len(ps) > MaxParams {
@@ -326,8 +357,8 @@ func decodeParams(v json.RawMessage, field string, dst map[string]Param) (int, [
 	points := 1
 	for _, name := range slices.Sorted(maps.Keys(ps)) {
 		var p Param
-		if err := json.Unmarshal(ps[name], &p); err != nil {
-			fails = append(fails, fail(field+"."+clip(name), F1, "", err.Error()))
+		if err := hashing.DecodePart(ps[name], &p); err != nil {
+			fails = append(fails, fail(field+"."+clip(name), F1, "", hashing.Reason(err)))
 			continue
 		}
 		dst[name] = p

@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/groundgate/groundgate/hashing"
 )
 
 // reference is what Scalar and Param marshalled to before they wrote
@@ -87,17 +89,16 @@ func FuzzParamJSON(f *testing.F) {
 	})
 }
 
-// plainRequests are requests in plain JSON that DecodeRequest accepts:
-// each must take the fast path, or it is dead code that only looks fast.
-var plainRequests = []string{
+// acceptedRequests are requests DecodeRequest accepts.
+var acceptedRequests = []string{
 	`{"family":"MOM_WZS","metric":"SRP","params":{"window":[25,50,100]},"data":"oil/wti.csv"}`,
 	` {"data": "oil/wti.csv", "metric": "SRP", "family": "MOM_WZS"} `,
 	"{\"family\":\"F\",\n\"metric\":\"M\",\t\"params\":{},\"data\":\"d\"}",
 	`{"family":"F","metric":"M","params":{"w":25,"lev":[0.5,-1,2.25],"col":"close","cols":["a","b c"]},"data":"x/y.csv"}`,
+	`{"family":"F","metric":"M","data":"d","params":{"w":1e3}}`, `{"family":"F\u0041","metric":"M","data":"d"}`,
 }
 
-// Requests DecodeRequest must settle the strict way: refused, or outside
-// plain JSON.
+// More requests, most of them refused: each is decoded the one strict way.
 var strictRequests = []string{
 	`null`, `[]`, `{}`, `{"family":"F","metric":"M"}`, `{"family":"F","metric":"M","data":"d","params":null}`,
 	`{"family":"F","metric":"M","data":"d","extra":1}`, `{"family":"F","family":"G","metric":"M","data":"d"}`,
@@ -123,40 +124,51 @@ func manyParams(n int) string {
 	return b.String()
 }
 
-// checkPlainRequest: where the fast path decodes a request, the strict
-// path decodes the same Request, without a failure.
-func checkPlainRequest(t *testing.T, data []byte) bool {
+// checkRequest: a request DecodeRequest accepts survives its canonical
+// form (what is hashed and stored) unchanged, and has no two keys that
+// differ only in case; a refused one has failures, each with a code.
+func checkRequest(t *testing.T, data []byte) bool {
 	t.Helper()
-	fast, ok := decodePlainRequest(data)
-	if !ok {
+	r, fails := DecodeRequest(data)
+	if len(fails) > 0 {
+		for _, f := range fails {
+			if f.Code == "" || f.Field == "" {
+				t.Errorf("%s: failure without a code or field: %+v", data, f)
+			}
+		}
 		return false
 	}
-	strict, fails := decodeRequestStrict(data)
-	if len(fails) > 0 || !reflect.DeepEqual(fast, strict) {
-		t.Errorf("%s:\nplain  %+v\nstrict %+v %+v", data, fast, strict, fails)
+	canon, err := r.Canonical()
+	if err != nil {
+		t.Fatalf("%s: canonical: %v", data, err)
+	}
+	back, fails := DecodeRequest(canon)
+	if len(fails) > 0 || !reflect.DeepEqual(r, back) {
+		t.Errorf("%s: canonical %s decodes to %+v %+v, want %+v", data, canon, back, fails, r)
+	}
+	if err := hashing.CheckStrict(data); err != nil {
+		t.Errorf("%s: accepted, but CheckStrict refuses it: %v", data, err)
 	}
 	return true
 }
 
-func TestDecodeRequestPlain(t *testing.T) {
-	for _, r := range plainRequests {
-		if !checkPlainRequest(t, []byte(r)) {
-			t.Errorf("not decoded plain: %s", r)
+func TestDecodeRequestRoundTrip(t *testing.T) {
+	for _, r := range acceptedRequests {
+		if !checkRequest(t, []byte(r)) {
+			t.Errorf("refused: %s", r)
 		}
 	}
 	for _, r := range strictRequests {
-		if checkPlainRequest(t, []byte(r)) {
-			t.Errorf("decoded plain: %.200s", r)
-		}
+		checkRequest(t, []byte(r))
 	}
-	if !checkPlainRequest(t, []byte(`{"family":"F","metric":"M","data":"d","params":{`+manyParams(MaxParams)+`}}`)) {
-		t.Errorf("%d parameters are not decoded plain", MaxParams)
+	if !checkRequest(t, []byte(`{"family":"F","metric":"M","data":"d","params":{`+manyParams(MaxParams)+`}}`)) {
+		t.Errorf("%d parameters are refused", MaxParams)
 	}
 }
 
-func FuzzDecodeRequestPlain(f *testing.F) {
-	for _, r := range append(plainRequests, strictRequests...) {
+func FuzzDecodeRequestRoundTrip(f *testing.F) {
+	for _, r := range append(acceptedRequests, strictRequests...) {
 		f.Add([]byte(r))
 	}
-	f.Fuzz(func(t *testing.T, data []byte) { checkPlainRequest(t, data) })
+	f.Fuzz(func(t *testing.T, data []byte) { checkRequest(t, data) })
 }

@@ -142,31 +142,3 @@ func lines(s []string) []byte {
 	}
 	return b.Bytes()
 }
-
-// DecodeStrict decodes one JSON document into v, refusing what a lenient
-// decoder would paper over: duplicate object keys, unknown fields, trailing
-// data and numbers outside float64 range. One object has one spelling.
-func DecodeStrict(data []byte, v any) error {
-	// The same check as CanonicalizeJSON, without writing the canonical
-	// form nobody reads.
-	var p rawJCS
-	if p.validate(data) != nil {
-		if _, err := jcsVerdict(data); err != nil {
-			return err
-		}
-	}
-	return DecodePart(data, v)
-}
-
-// DecodePart decodes a part of a document that DecodeStrict has already
-// checked as a whole (a json.RawMessage field of it), refusing unknown
-// fields. Duplicate keys, number range and trailing data were settled by
-// that check, so the canonicalisation pass is not repeated per part.
-func DecodePart(data []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%w: %v", ErrMalformed, err)
-	}
-	return nil
-}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -26,6 +27,7 @@ var (
 	errNotFinite = errors.New("NaN or infinite number")
 	errSyntax    = errors.New("invalid JSON")
 	errDupKey    = errors.New("duplicate key")
+	errFoldKey   = errors.New("duplicate key differing only in case")
 	errTooDeep   = errors.New("nesting too deep")
 	errTooLarge  = errors.New("document too large for rawJCS")
 )
@@ -300,10 +302,16 @@ type rawJCS struct {
 	depth int
 	// check skips what only writing needs (number formatting).
 	check bool
-	nodes []rawNode
-	text  []byte
-	order []int
-	stack []int
+	// strict also refuses keys of one object that differ only in case,
+	// which jcs accepts (DecodeStrict's rule, not RFC 8785's).
+	strict bool
+	// dup is the key behind errDupKey or errFoldKey; other is the key it
+	// repeats (the same for an exact duplicate).
+	dup, other string
+	nodes      []rawNode
+	text       []byte
+	order      []int
+	stack      []int
 }
 
 // maxRawInput bounds what rawJCS takes on; larger documents (none the
@@ -611,7 +619,14 @@ func (p *rawJCS) object() error {
 	})
 	for i := 1; i < len(members); i++ {
 		if string(p.keyText(members[i-1])) == string(p.keyText(members[i])) {
+			p.dup = string(p.keyText(members[i]))
+			p.other = p.dup
 			return errDupKey
+		}
+	}
+	if p.strict && len(members) > 1 {
+		if err := p.foldDuplicates(members); err != nil {
+			return err
 		}
 	}
 	n := &p.nodes[idx]
@@ -621,6 +636,57 @@ func (p *rawJCS) object() error {
 	p.stack = p.stack[:base]
 	p.depth--
 	return nil
+}
+
+// foldDuplicates refuses two keys of one object that are equal under
+// Unicode simple case folding ("prompt" and "Prompt"): a reader that
+// matches names case-insensitively would take one for the other. Objects
+// whose keys are all ASCII without capitals, nearly every one, need no
+// folding: exact duplicates were refused already.
+func (p *rawJCS) foldDuplicates(members []int) error {
+	plain := true
+	for _, m := range members {
+		for _, c := range p.keyText(m) {
+			if c >= utf8.RuneSelf || ('A' <= c && c <= 'Z') {
+				plain = false
+				break
+			}
+		}
+		if !plain {
+			break
+		}
+	}
+	if plain {
+		return nil
+	}
+	// Members are in RFC 8785 order, so the first of two variants met is
+	// reported as the one repeated, the same for any input order.
+	seen := make(map[string]string, len(members))
+	for _, m := range members {
+		k := string(p.keyText(m))
+		f := foldKey(k)
+		if prev, ok := seen[f]; ok {
+			p.dup, p.other = k, prev
+			return errFoldKey
+		}
+		seen[f] = k
+	}
+	return nil
+}
+
+// foldKey maps s to one representative of its case-folding class: each
+// rune becomes the smallest rune of its unicode.SimpleFold orbit, so two
+// strings strings.EqualFold calls equal fold to the same key.
+func foldKey(s string) string {
+	b := make([]byte, 0, len(s))
+	for _, r := range s {
+		m := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			m = min(m, f)
+		}
+		b = utf8.AppendRune(b, m)
+	}
+	return string(b)
 }
 
 func (p *rawJCS) keyText(i int) []byte {

@@ -126,11 +126,12 @@ func rawJSON(v any) (json.RawMessage, error) {
 
 // HTTPHandler serves s over streamable HTTP, statelessly: no session is
 // kept between requests, so memory does not grow with the number of
-// clients, and every request is answered with plain JSON.
+// clients, and every request is answered with plain JSON. Each POSTed
+// message is checked strictly first (envelope.go).
 func HTTPHandler(s *sdk.Server, logger *slog.Logger) http.Handler {
-	return sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{
+	return strictMessages(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, &sdk.StreamableHTTPOptions{
 		Stateless: true, JSONResponse: true, MaxRequestBodyBytes: MaxFrame, Logger: quiet(logger),
-	})
+	}), MaxFrame)
 }
 
 // quiet passes on the SDK's warnings and errors only: it logs every

@@ -65,6 +65,10 @@ func (c *lineConn) readLines(r io.Reader) {
 		case json.Valid(line) && !bytes.HasPrefix(bytes.TrimSpace(line), []byte("{")):
 			c.reject(jsonrpc.CodeInvalidRequest, "a message is a JSON object")
 		default:
+			if cerr := checkMessage(line); cerr != nil {
+				c.reject(jsonrpc.CodeParseError, "not a JSON-RPC 2.0 message: "+cerr.Error())
+				break
+			}
 			msg, derr := jsonrpc.DecodeMessage(line)
 			if derr != nil {
 				c.reject(jsonrpc.CodeParseError, "not a JSON-RPC 2.0 message: "+derr.Error())

@@ -69,9 +69,13 @@ func RepairRequest(doc []byte, lookup Lookup) ([]byte, []Repair, error) {
 	// Only a document the gate reads the same way: no duplicate keys, no
 	// trailing data (a lenient decoder would silently drop them, a change
 	// no repair would record).
-	if _, err := hashing.CanonicalizeJSON(doc); err != nil {
+	if err := hashing.CheckStrict(doc); err != nil {
 		return nil, nil, nil
 	}
+	// Numbers keep their exact text (UseNumber), which the one strict
+	// decoder does not offer for generic values; CheckStrict has refused
+	// every document this decoder could read differently (duplicate or
+	// case-variant keys, trailing data), and it decodes only into maps.
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.UseNumber() // numbers keep their exact text
 	var top map[string]any

@@ -2,7 +2,6 @@ package policy
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/policy/smt"
 )
 
@@ -562,8 +562,8 @@ func solverErr(err error) error {
 // UnmarshalJSON reads a number, a string or a boolean.
 func (v *Value) UnmarshalJSON(b []byte) error {
 	var x any
-	if err := json.Unmarshal(b, &x); err != nil {
-		return err
+	if err := hashing.DecodePart(b, &x); err != nil {
+		return errors.New(hashing.Reason(err))
 	}
 	switch t := x.(type) {
 	case float64:

@@ -2,7 +2,6 @@ package registry
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -54,20 +53,15 @@ func IsDiscPatch(data []byte) bool {
 	var probe struct {
 		Patch *string `json:"patch"`
 	}
-	return json.Unmarshal(data, &probe) == nil && probe.Patch != nil
+	return hashing.DecodeFields(data, &probe) == nil && probe.Patch != nil
 }
 
 // DecodeDiscPatch reads a patch document strictly (unknown fields are
 // refused, like entries).
 func DecodeDiscPatch(data []byte, label string) (DiscPatch, error) {
 	var p DiscPatch
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
+	if err := hashing.DecodeStrict(data, &p); err != nil {
 		return DiscPatch{}, fmt.Errorf("%w: %s: %v", ErrInvalidEntry, label, err)
-	}
-	if dec.More() {
-		return DiscPatch{}, fmt.Errorf("%w: %s: data after the patch", ErrInvalidEntry, label)
 	}
 	if p.Patch != PatchDisc {
 		return DiscPatch{}, fmt.Errorf("%w: %s: patch is %q; only %q patches exist", ErrInvalidEntry, label, p.Patch, PatchDisc)

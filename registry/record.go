@@ -1,13 +1,13 @@
 package registry
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"unicode/utf8"
 
 	"github.com/groundgate/groundgate/contract"
+	"github.com/groundgate/groundgate/hashing"
 )
 
 // recordReader decodes the stored records of an open without reflection:
@@ -429,7 +429,7 @@ func (r *recordReader) endOfString(start int) int {
 
 func (r *recordReader) slowString(from, to int) (string, error) {
 	var s string
-	if err := json.Unmarshal(r.b[from:to], &s); err != nil {
+	if err := hashing.DecodePart(r.b[from:to], &s); err != nil {
 		return "", fmt.Errorf("%w: string at byte %d: %v", errRecordSyntax, from, err)
 	}
 	r.i = to

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/labstack/echo/v4"
 
 	"github.com/groundgate/groundgate/ground"
@@ -154,14 +156,28 @@ func (s *Server) putCapability(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	var m map[string]json.RawMessage
-	if err := decodeStrictBody(body, &m, ""); err != nil {
+	// The entry's own members, spelt exactly: a misspelt or other-case
+	// member ("NAME") is malformed JSON for this route, a 400, before the
+	// registry judges the entry.
+	var shape struct {
+		Name jsontext.Value `json:"name"`
+		Kind jsontext.Value `json:"kind"`
+		Sem  jsontext.Value `json:"sem"`
+		Alg  jsontext.Value `json:"alg"`
+		Impl jsontext.Value `json:"impl"`
+		Disc jsontext.Value `json:"disc"`
+	}
+	if err := decodeStrictBody(body, &shape, " (an entry has name, kind, sem, alg, impl and disc)"); err != nil {
 		return err
+	}
+	var m map[string]json.RawMessage
+	if err := hashing.DecodePart(body, &m); err != nil {
+		return newError(ptMalformed, "%v", err)
 	}
 	// The path names the entry; a name in the body must agree with it.
 	if raw, ok := m["name"]; ok {
 		var got string
-		if len(raw) == 0 || raw[0] != '"' || json.Unmarshal(raw, &got) != nil {
+		if len(raw) == 0 || raw[0] != '"' || hashing.DecodePart(raw, &got) != nil {
 			return newError(ptMalformed, "name: must be a string, got %.40s", raw)
 		}
 		if got != name {

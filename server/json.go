@@ -12,7 +12,6 @@ import (
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
-	"github.com/groundgate/groundgate/internal/plainjson"
 )
 
 // The 200 bodies of POST /v1/discover and POST /v1/ground are written
@@ -84,7 +83,7 @@ func appendDiscovery(b []byte, r *discover.Result) ([]byte, bool) {
 	}
 	list := func(ss []string) {
 		if ok {
-			b, ok = appendList(b, ss, plainjson.AppendString)
+			b, ok = appendList(b, ss, hashing.AppendPlainString)
 		}
 	}
 	b = append(b, `{"id":`...)
@@ -111,7 +110,7 @@ func appendMatch(b []byte, m discover.Match) ([]byte, bool) {
 	ok := true
 	str := func(s string) {
 		if ok {
-			b, ok = plainjson.AppendString(b, s)
+			b, ok = hashing.AppendPlainString(b, s)
 		}
 	}
 	b = append(b, `{"term":`...)
@@ -124,7 +123,7 @@ func appendMatch(b []byte, m discover.Match) ([]byte, bool) {
 	str(string(m.Mode))
 	b = append(b, `,"confidence":`...)
 	if ok {
-		b, ok = plainjson.AppendFloat(b, m.Confidence)
+		b, ok = hashing.AppendPlainFloat(b, m.Confidence)
 	}
 	for _, d := range []struct {
 		key string
@@ -145,7 +144,7 @@ func appendMatch(b []byte, m discover.Match) ([]byte, bool) {
 // appendCheck appends what encoding/json writes for c.
 func appendCheck(b []byte, c ground.CheckResult) ([]byte, bool) {
 	b = append(b, `{"name":`...)
-	b, ok := plainjson.AppendString(b, c.Name)
+	b, ok := hashing.AppendPlainString(b, c.Name)
 	b = append(b, `,"passed":`...)
 	b = strconv.AppendBool(b, c.Passed)
 	b = append(b, `,"failures":`...)
@@ -164,7 +163,7 @@ func appendGrounding(b []byte, g *Grounding) ([]byte, bool) {
 	ok := true
 	str := func(s string) {
 		if ok {
-			b, ok = plainjson.AppendString(b, s)
+			b, ok = hashing.AppendPlainString(b, s)
 		}
 	}
 	optDig := func(key string, d *hashing.Digest) {

@@ -25,12 +25,9 @@ func DecodeObject(b []byte, v any) error { return decodeStrictBody(b, v, "") }
 
 // Discover answers POST /v1/discover's body.
 func (s *Server) Discover(ctx context.Context, body []byte) (discover.Result, error) {
-	q, ok := plainQuery(body)
-	if !ok {
-		q = discover.Query{} // not what the fast path left half done
-		if err := decodeStrictBody(body, &q, ""); err != nil {
-			return discover.Result{}, err
-		}
+	var q discover.Query
+	if err := decodeStrictBody(body, &q, ""); err != nil {
+		return discover.Result{}, err
 	}
 	return s.disc.Discover(ctx, q)
 }
@@ -57,12 +54,9 @@ type Grounding struct {
 // error carrying the refusal's problem (every failure, and the record when
 // one was stored).
 func (s *Server) Ground(ctx context.Context, body []byte) (Grounding, error) {
-	gr, ok := plainGround(body)
-	if !ok {
-		gr = groundRequest{}
-		if err := decodeStrictBody(body, &gr, ""); err != nil {
-			return Grounding{}, err
-		}
+	var gr groundRequest
+	if err := decodeStrictBody(body, &gr, ""); err != nil {
+		return Grounding{}, err
 	}
 	mode, err := ground.ParseRepairMode(gr.Repair)
 	if err != nil {
@@ -74,7 +68,7 @@ func (s *Server) Ground(ctx context.Context, body []byte) (Grounding, error) {
 		// the gate reports the missing evidence as a failure
 	case gr.Discovery[0] == '"':
 		var ids string
-		_ = json.Unmarshal(gr.Discovery, &ids)
+		_ = hashing.DecodePart(gr.Discovery, &ids)
 		id, err := hashing.Parse(ids)
 		if err != nil {
 			return Grounding{}, newError(ptMalformed, "discovery: %v (give a discovery id or the full evidence)", err)

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/labstack/echo/v4"
 
 	"github.com/groundgate/groundgate/hashing"
@@ -80,8 +82,15 @@ func (s *Server) compilePolicy(c echo.Context, name string) (*policy.Compiled, e
 	if err != nil {
 		return nil, err
 	}
-	var probe map[string]any
-	if err := decodeStrictBody(body, &probe, ""); err != nil {
+	// The policy's own members, spelt exactly: a misspelt or other-case
+	// member is malformed JSON for this route, a 400.
+	var probe struct {
+		Smtlib    jsontext.Value `json:"smtlib"`
+		Bind      jsontext.Value `json:"bind"`
+		Allow     jsontext.Value `json:"allow"`
+		AppliesTo jsontext.Value `json:"applies_to"`
+	}
+	if err := decodeStrictBody(body, &probe, ` (a policy has smtlib, bind, allow and applies_to)`); err != nil {
 		return nil, err
 	}
 	ctx := c.Request().Context()

@@ -56,7 +56,7 @@ type storedFinding struct {
 // checked like any content-addressed record.
 func split(full []byte) (rest []byte, fs []storedFinding, err error) {
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal(full, &m); err != nil {
+	if err := hashing.DecodeStrict(full, &m); err != nil {
 		return nil, nil, fmt.Errorf("fuzz runs: report is not a JSON object: %w", err)
 	}
 	raw, ok := m["findings"]
@@ -64,13 +64,13 @@ func split(full []byte) (rest []byte, fs []storedFinding, err error) {
 		return full, nil, nil // nothing to share: kept whole in the record
 	}
 	var items []map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
+	if err := hashing.DecodePart(raw, &items); err != nil {
 		return nil, nil, fmt.Errorf("fuzz runs: findings: %w", err)
 	}
 	fs = make([]storedFinding, len(items))
 	for i, f := range items {
 		var id hashing.Digest
-		if err := json.Unmarshal(f["id"], &id); err != nil {
+		if err := hashing.DecodePart(f["id"], &id); err != nil {
 			return nil, nil, fmt.Errorf("fuzz runs: finding %d has no id: %w", i, err)
 		}
 		delete(f, "id")
@@ -97,12 +97,12 @@ func assemble(rest []byte, bodies [][]byte, ids []hashing.Digest) ([]byte, error
 		return rest, nil // kept whole
 	}
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal(rest, &m); err != nil {
+	if err := hashing.DecodeStrict(rest, &m); err != nil {
 		return nil, err
 	}
 	items := make([]map[string]json.RawMessage, len(bodies))
 	for i, b := range bodies {
-		if err := json.Unmarshal(b, &items[i]); err != nil {
+		if err := hashing.DecodeStrict(b, &items[i]); err != nil {
 			return nil, err
 		}
 		items[i]["id"], _ = json.Marshal(ids[i]) // a digest always encodes
@@ -199,7 +199,7 @@ func findingIDs(v []byte) []hashing.Digest {
 	var r struct {
 		Findings []hashing.Digest `json:"findings"`
 	}
-	if json.Unmarshal(v, &r) != nil {
+	if hashing.DecodeFields(v, &r) != nil {
 		return nil
 	}
 	return r.Findings
