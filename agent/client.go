@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/registry"
 )
 
@@ -312,7 +313,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		p := &Problem{Status: resp.StatusCode}
-		if json.Unmarshal(raw, p) != nil || p.Status == 0 {
+		if hashing.DecodeFields(raw, p) != nil || p.Status == 0 {
 			p.Status = resp.StatusCode
 		}
 		if p.Detail == "" {
@@ -326,7 +327,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	if out == nil {
 		return nil
 	}
-	if err := json.Unmarshal(raw, out); err != nil {
+	if err := hashing.DecodeFields(raw, out); err != nil {
 		return fmt.Errorf("%s %s: decode: %w", method, path, err)
 	}
 	return nil

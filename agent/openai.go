@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/groundgate/groundgate/agent/llm"
+	"github.com/groundgate/groundgate/hashing"
 )
 
 // OpenAIProposer asks any OpenAI-compatible chat-completions endpoint
@@ -51,6 +52,11 @@ func ParseProposal(content, data string) Proposal {
 	i, j := strings.Index(s, "{"), strings.LastIndex(s, "}")
 	if i < 0 || j < i {
 		return Proposal{Malformed: "the answer holds no JSON object"}
+	}
+	// Checked as every input is (no key twice, in any case), then read
+	// with numbers kept as their text.
+	if err := hashing.CheckStrict([]byte(s[i : j+1])); err != nil {
+		return Proposal{Malformed: "the answer's JSON object does not decode: " + err.Error()}
 	}
 	dec := json.NewDecoder(strings.NewReader(s[i : j+1]))
 	dec.UseNumber()

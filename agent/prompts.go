@@ -1,11 +1,11 @@
 package agent
 
 import (
-	"bytes"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"slices"
+
+	"github.com/groundgate/groundgate/hashing"
 )
 
 //go:embed testdata/prompts30.json
@@ -58,10 +58,8 @@ type PromptSet struct {
 // and expected metric, and only undiscoverable prompts lack an expected
 // family.
 func ParsePrompts(b []byte) (*PromptSet, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
 	var ps PromptSet
-	if err := dec.Decode(&ps); err != nil {
+	if err := hashing.DecodeStrict(b, &ps); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrPrompts, err)
 	}
 	if len(ps.Prompts) == 0 {

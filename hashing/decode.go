@@ -86,10 +86,14 @@ func DecodePart(data []byte, v any) error {
 	return nil
 }
 
-// DecodeFields decodes the members of a document this project wrote that
-// v declares, skipping the others (a record's one field, read without
-// the rest); names still match exactly.
+// DecodeFields decodes the members of a document that v declares,
+// skipping the others: a record's one field read without the rest, or an
+// outside API's answer that carries more than is read. The document is
+// checked as DecodeStrict checks it, and names still match exactly.
 func DecodeFields(data []byte, v any) error {
+	if err := CheckStrict(data); err != nil {
+		return err
+	}
 	if err := json.Unmarshal(data, v, fieldOptions); err != nil {
 		return &DecodeError{Reason: describe(err)}
 	}

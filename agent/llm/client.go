@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/groundgate/groundgate/hashing"
 )
 
 // Environment variables the commands read the endpoint from (flags
@@ -123,7 +125,7 @@ func (c *Client) Complete(ctx context.Context, msgs []Message) (string, error) {
 			last = err
 		case status == http.StatusOK:
 			var cr chatResponse
-			if err := json.Unmarshal(body, &cr); err != nil {
+			if err := hashing.DecodeFields(body, &cr); err != nil {
 				return "", fmt.Errorf("%w: the chat-completions answer does not decode: %v", ErrFailed, err)
 			}
 			if len(cr.Choices) == 0 {

@@ -2,10 +2,11 @@ package llm
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/groundgate/groundgate/hashing"
 )
 
 // Paraphraser asks the endpoint how researchers would phrase a request
@@ -50,7 +51,7 @@ func (p *Paraphraser) Paraphrase(ctx context.Context, name, kind, description st
 		Phrases []string `json:"phrases"`
 	}
 	obj, ok := jsonObject(content, maxAdvice)
-	if !ok || json.Unmarshal(obj, &ans) != nil {
+	if !ok || hashing.DecodeFields(obj, &ans) != nil {
 		return nil, fmt.Errorf("%w: the answer holds no {\"phrases\": [...]} object", ErrFailed)
 	}
 	var out []string

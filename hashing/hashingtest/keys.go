@@ -5,8 +5,7 @@ package hashingtest
 
 import (
 	"bytes"
-	"strconv"
-	"strings"
+		"strings"
 	"unicode"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -93,7 +92,7 @@ func (n *node) write(b []byte, e edit) []byte {
 				b = append(b, ',')
 			}
 			first = false
-			b = strconv.AppendQuote(b, name) // ASCII-safe JSON for these names
+			b, _ = jsontext.AppendQuote(b, name)
 			b = append(b, ':')
 			b = v.write(b, e)
 		}
@@ -172,4 +171,40 @@ func KeyMutations(doc []byte) []Mutation {
 	}
 	walk(root, true)
 	return out
+}
+
+// OtherCase is s with the case of its first cased letter swapped, or ""
+// when s has none.
+func OtherCase(s string) string { return otherCase(s) }
+
+// WithPair returns doc with two members, a and b, both null, added to
+// its obj-th object (in document order, modulo the number of objects),
+// or false when doc has no object.
+func WithPair(doc []byte, obj int, a, b string) ([]byte, bool) {
+	root, err := parse(jsontext.NewDecoder(bytes.NewReader(doc)))
+	if err != nil {
+		panic("hashingtest: " + err.Error())
+	}
+	var objects []*node
+	var walk func(n *node)
+	walk = func(n *node) {
+		if n.object {
+			objects = append(objects, n)
+		}
+		for _, v := range n.members {
+			walk(v)
+		}
+	}
+	walk(root)
+	if len(objects) == 0 {
+		return nil, false
+	}
+	if obj < 0 {
+		obj = -obj
+	}
+	n := objects[obj%len(objects)]
+	null := &node{raw: jsontext.Value("null")}
+	n.names = append(n.names, a, b)
+	n.members = append(n.members, null, null)
+	return root.write(nil, edit{}), true
 }
