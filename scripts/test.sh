@@ -60,5 +60,5 @@ if [ -n "$need" ]; then
 fi
 
 export GROUNDGATE_REQUIRE_TOOLS=1
-echo "== go test ./... $* (GROUNDGATE_REQUIRE_TOOLS=1 GROUNDGATE_PYTHON=$GROUNDGATE_PYTHON)"
+echo "== go test ./... ${*:+$* }(GROUNDGATE_REQUIRE_TOOLS=1 GROUNDGATE_PYTHON=$GROUNDGATE_PYTHON)"
 exec go test ./... "$@"
