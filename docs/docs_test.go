@@ -23,8 +23,10 @@
 // checks no status (neither -f nor -w '%{http_code}').
 //
 // A tool a block calls (curl, jq, python3, …) that is missing skips that
-// document locally; with CI set in the environment it fails the test, since
-// .ci/run installs every one of them.
+// document; with GROUNDGATE_REQUIRE_TOOLS set it fails the test instead
+// (scripts/test.sh, the README's test command, installs every one of them
+// and sets it). With GROUNDGATE_PYTHON set, the blocks' python3 is that
+// interpreter.
 package docs_test
 
 import (
@@ -48,6 +50,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/groundgate/groundgate/internal/testio"
 )
 
 // block is one fenced shell block of a document.
@@ -236,6 +240,17 @@ func TestDocs(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/groundgate: %v\n%s", err, out)
 	}
+	// The blocks' python3 is the tests' interpreter when one is named (the
+	// one the python3-* packages went into, not a pyenv shim without them).
+	if py := os.Getenv(testio.PythonEnv); py != "" {
+		path, err := exec.LookPath(py)
+		if err != nil {
+			testio.MissingTool(t, fmt.Sprintf("%s=%s: %v", testio.PythonEnv, py, err))
+		}
+		if err := os.Symlink(path, filepath.Join(bin, "python3")); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// One scratch copy, with ./groundgate.db created as the README's set-up
 	// creates it in the repository root; each document gets a copy of it.
 	template := filepath.Join(t.TempDir(), "repo")
@@ -273,11 +288,7 @@ func TestDocs(t *testing.T) {
 			}
 			for _, tool := range toolsNeeded(run) {
 				if _, err := exec.LookPath(tool); err != nil {
-					fail, msg := missingTool(os.Getenv("CI") != "", f, tool)
-					if fail {
-						t.Fatal(msg)
-					}
-					t.Skip(msg)
+					testio.MissingTool(t, fmt.Sprintf("%s needs %s, which is not installed", f, tool))
 				}
 			}
 			t.Parallel()
@@ -298,26 +309,6 @@ func TestDocs(t *testing.T) {
 				t.Fatalf("a documented command failed at %s: %v", at, err)
 			}
 		})
-	}
-}
-
-// missingTool says what a tool missing from this machine means for a
-// document: under CI, which installs every tool the documents call, a
-// failure; elsewhere a skip, so that a reader without jq can still run
-// the tests.
-func missingTool(ci bool, file, tool string) (fail bool, msg string) {
-	if ci {
-		return true, fmt.Sprintf("%s needs %s, which is not installed (CI is set, and .ci/run installs it)", file, tool)
-	}
-	return false, fmt.Sprintf("%s needs %s, which is not installed here (CI installs it; with CI set this fails)", file, tool)
-}
-
-func TestMissingTool(t *testing.T) {
-	if fail, msg := missingTool(true, "README.md", "jq"); !fail || !strings.Contains(msg, "jq") {
-		t.Errorf("under CI: fail %v, %q", fail, msg)
-	}
-	if fail, _ := missingTool(false, "README.md", "jq"); fail {
-		t.Error("a local run without jq fails instead of skipping")
 	}
 }
 
@@ -400,7 +391,7 @@ func TestDocClaims(t *testing.T) {
 // missing from a machine.
 func toolsNeeded(bs []block) []string {
 	need := []string{"bash"}
-	for _, tool := range []string{"curl", "jq", "python3", "sha256sum"} {
+	for _, tool := range []string{"curl", "jq", "python3", "openssl", "sha256sum"} {
 		re := regexp.MustCompile(`(^|[\s|;&(` + "`" + `$])` + tool + `\b`)
 		for _, b := range bs {
 			if re.MatchString(b.text) {
@@ -566,11 +557,7 @@ func gitIgnored(dir string) (map[string]bool, error) {
 // (whose .git is a file) as from the main one.
 func TestCopyTree(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
-		fail, msg := missingTool(os.Getenv("CI") != "", "TestCopyTree", "git")
-		if fail {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		testio.MissingTool(t, "TestCopyTree needs git, which is not installed")
 	}
 	git := func(dir string, args ...string) {
 		t.Helper()

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/groundgate/groundgate/ground"
+	"github.com/groundgate/groundgate/internal/testio"
 	"github.com/groundgate/groundgate/registry"
 )
 
@@ -180,7 +181,7 @@ type pandasResult struct {
 //
 //	go test ./execution -run '^$' -bench Grid100VsPandas -benchtime 1x
 func BenchmarkGrid100VsPandas(b *testing.B) {
-	py := pandasPython(b)
+	py := testio.Python(b, "pandas", "numpy")
 	dir := b.TempDir()
 	raw := benchPanelCSV(b)
 	csv := filepath.Join(dir, "panel.csv")
@@ -248,17 +249,6 @@ func BenchmarkGrid100VsPandas(b *testing.B) {
 	b.Logf("100-morphism MOM_WZS grid, %d assets × %d rows, one core: pandas %.2fs (load %.2fs + grid %.2fs; CPU %.2fs); Go %.3fs (%.1f× faster); Go without shared nodes %.2fs (%.1f× faster; CPU %.2fs, %.1f× less)",
 		benchCols, benchRows, pandasTotal, ref.LoadSeconds, ref.GridSeconds, pandasCPU, goSeconds, pandasTotal/goSeconds,
 		unshared, pandasTotal/unshared, unsharedCPU, pandasCPU/unsharedCPU)
-}
-
-// pandasPython returns a python3 that imports pandas and numpy, or skips.
-func pandasPython(b testing.TB) string {
-	for _, py := range []string{"/usr/bin/python3", "python3"} {
-		if p, err := exec.LookPath(py); err == nil && exec.Command(p, "-c", "import pandas, numpy").Run() == nil {
-			return p
-		}
-	}
-	b.Skip("no python3 with pandas and numpy")
-	return ""
 }
 
 // BenchmarkGrid100Contracts is BenchmarkGrid100 (two workers, sharing)

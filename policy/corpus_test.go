@@ -652,7 +652,7 @@ func corpusFactsFor(rng *rand.Rand, data string) (map[string]corpusTok, bool) {
 }
 
 // corpusPools starts a pool of each solver; the test fails if one is not
-// installed (.ci/run installs both).
+// installed (bash scripts/test.sh installs both).
 func corpusPools(t testing.TB) map[string]*smt.Pool {
 	t.Helper()
 	out := map[string]*smt.Pool{}

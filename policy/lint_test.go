@@ -15,7 +15,7 @@ import (
 )
 
 // lintSolvers are the solvers every lint and diff test runs against. A
-// missing one fails the test: .ci/run installs both.
+// missing one fails the test: bash scripts/test.sh installs both.
 func lintSolvers(t *testing.T) []smt.Solver {
 	t.Helper()
 	svs := []smt.Solver{smt.Z3(), smt.CVC5()}

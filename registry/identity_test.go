@@ -14,6 +14,7 @@ import (
 
 	"github.com/groundgate/groundgate/contract"
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/internal/testio"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -203,7 +204,7 @@ func TestGoldenIdentities(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	py := independentPython(t)
+	py := testio.Python(t)
 	cmd := exec.Command(py, "testdata/jcs_identity.py")
 	cmd.Stdin = bytes.NewReader(export)
 	out, err := cmd.Output()
@@ -230,22 +231,6 @@ func sortLines(s string) string {
 		}
 	}
 	return strings.Join(l, "\n")
-}
-
-// independentPython finds a python3 interpreter. Without one the test is
-// skipped on a developer machine and fails in CI, where .ci/run installs it.
-func independentPython(t testing.TB) string {
-	t.Helper()
-	for _, p := range []string{"/usr/bin/python3", "python3"} {
-		if path, err := exec.LookPath(p); err == nil {
-			return path
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("python3 not found; .ci/run must install it")
-	}
-	t.Skip("python3 not found")
-	return ""
 }
 
 func FuzzDecodeEntry(f *testing.F) {

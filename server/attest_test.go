@@ -111,7 +111,11 @@ func TestAttestation(t *testing.T) {
 	envFile, keyFile := filepath.Join(dir, "env.json"), filepath.Join(dir, "key.pem")
 	os.WriteFile(envFile, r.body, 0o644)
 	os.WriteFile(keyFile, pub.PEM(), 0o644)
-	if out, err := exec.Command("/usr/bin/python3", "../tools/verify-attestation.py", envFile, keyFile).CombinedOutput(); err != nil {
+	py, err := testio.FindPython("cryptography")
+	if err != nil {
+		t.Fatalf("%v (Debian: apt-get install python3 python3-cryptography; bash scripts/test.sh installs it)", err)
+	}
+	if out, err := exec.Command(py, "../tools/verify-attestation.py", envFile, keyFile).CombinedOutput(); err != nil {
 		t.Fatalf("tools/verify-attestation.py (needs python3-cryptography): %v\n%s", err, out)
 	}
 

@@ -13,6 +13,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/groundgate/groundgate/internal/testio"
 	"github.com/groundgate/groundgate/registry"
 )
 
@@ -42,13 +43,7 @@ func runCLI(t *testing.T, args ...string) (int, string, string) {
 // implementation (Python's standard library, registry/testdata/
 // jcs_identity.py) and must agree entry by entry, and on the registry hash.
 func TestExportRecomputedIndependently(t *testing.T) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("python3 not found; .ci/run must install it")
-		}
-		t.Skip("python3 not found")
-	}
+	py := testio.Python(t)
 	db := filepath.Join(t.TempDir(), "g.db")
 	code, export, stderr := runCLI(t, "registry", "export", "--db", db)
 	if code != 0 {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/groundgate/groundgate/execution/frame"
+	"github.com/groundgate/groundgate/internal/testio"
 )
 
 // diffTolerance is the relative tolerance of the pandas comparison: the two
@@ -64,32 +65,6 @@ type refGrid struct {
 	} `json:"results"`
 }
 
-// referencePython returns a python3 that can import pandas and numpy:
-// /usr/bin/python3 first (Debian's, which CI provisions with
-// python3-pandas), then python3 on PATH (which may be a pyenv shim). With
-// none, the test is skipped, or fails when the CI variable is set.
-func referencePython(t *testing.T) string {
-	t.Helper()
-	var candidates []string
-	if _, err := os.Stat("/usr/bin/python3"); err == nil {
-		candidates = append(candidates, "/usr/bin/python3")
-	}
-	if p, err := exec.LookPath("python3"); err == nil {
-		candidates = append(candidates, p)
-	}
-	for _, py := range candidates {
-		if exec.Command(py, "-c", "import pandas, numpy").Run() == nil {
-			return py
-		}
-	}
-	msg := "no python3 with pandas and numpy (tried /usr/bin/python3 and python3 on PATH); install python3-pandas"
-	if os.Getenv("CI") != "" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
-}
-
 func diffJobs() []refJob {
 	grids := func(families ...string) [][]refConfig {
 		var out [][]refConfig
@@ -126,7 +101,7 @@ func diffJobs() []refJob {
 // every metric to 1e-9 relative (NA equal to NA).
 func TestDifferentialPandas(t *testing.T) {
 	t.Parallel() // mostly waiting for reference.py
-	py := referencePython(t)
+	py := testio.Python(t, "pandas", "numpy")
 	jobs := diffJobs()
 	for i := range jobs {
 		abs, err := filepath.Abs(filepath.Join(realData, jobs[i].Data))

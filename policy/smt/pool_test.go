@@ -17,7 +17,7 @@ import (
 )
 
 // solvers are the real solvers under test; a missing one fails the test
-// with the install hint (CI installs both via .ci/run).
+// with the install hint (bash scripts/test.sh installs both).
 func solvers(t testing.TB) []Solver {
 	t.Helper()
 	all := []Solver{Z3(), CVC5()}

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The README's test command: installs what the tests need when it is
+# missing, then runs `go test ./...` with any arguments passed on
+# (bash scripts/test.sh -count=1 -v).
+#
+# The tests call outside tools: the SMT solvers z3 and cvc5 (the policy
+# tests run every corpus through both), Python with pandas and numpy (the
+# strategy engine's reference) and with cryptography (the independent DSSE
+# verifier), and curl, jq and openssl (the documentation's commands, run by
+# docs/docs_test.go). Each missing one is installed from its Debian package
+# with apt-get (as root, or through sudo).
+#
+# Then GROUNDGATE_REQUIRE_TOOLS=1: a test whose tool is still missing fails
+# instead of skipping. GROUNDGATE_PYTHON (default /usr/bin/python3, the
+# interpreter the python3-* packages install into, rather than a pyenv
+# python3 earlier on the PATH) is the Python the tests run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export GROUNDGATE_PYTHON=${GROUNDGATE_PYTHON:-/usr/bin/python3}
+
+# missing prints the Debian packages of the tools that are missing.
+missing() {
+  local pkgs=() tool
+  if ! "$GROUNDGATE_PYTHON" -c 'import pandas, numpy' >/dev/null 2>&1; then
+    pkgs+=(python3 python3-pandas python3-numpy)
+  fi
+  if ! "$GROUNDGATE_PYTHON" -c 'import cryptography' >/dev/null 2>&1; then
+    pkgs+=(python3-cryptography)
+  fi
+  for tool in z3 cvc5 curl jq openssl git; do
+    command -v "$tool" >/dev/null 2>&1 || pkgs+=("$tool")
+  done
+  echo "${pkgs[*]:-}"
+}
+
+need=$(missing)
+if [ -n "$need" ]; then
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "scripts/test.sh: missing (Debian package names): $need; install them, or set GROUNDGATE_PYTHON to a python3 with pandas, numpy and cryptography" >&2
+    exit 1
+  fi
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if ! command -v sudo >/dev/null 2>&1; then
+      echo "scripts/test.sh: missing $need; run as root, or with sudo, to install them" >&2
+      exit 1
+    fi
+    sudo=sudo
+  fi
+  echo "== apt-get install $need"
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  # shellcheck disable=SC2086 # $need is a list of package names
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $need >/dev/null
+  still=$(missing)
+  if [ -n "$still" ]; then
+    echo "scripts/test.sh: still missing after apt-get install: $still (GROUNDGATE_PYTHON=$GROUNDGATE_PYTHON)" >&2
+    exit 1
+  fi
+fi
+
+export GROUNDGATE_REQUIRE_TOOLS=1
+echo "== go test ./... ${*:+$* }(GROUNDGATE_REQUIRE_TOOLS=1 GROUNDGATE_PYTHON=$GROUNDGATE_PYTHON)"
+exec go test ./... "$@"
