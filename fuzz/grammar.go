@@ -31,11 +31,14 @@ type Grammar struct {
 
 // BuiltinGrammar is the grammar shipped in grammar.json.
 func BuiltinGrammar() (*Grammar, error) {
-	var g Grammar
-	if err := hashing.DecodeStrict(grammarJSON, &g); err != nil {
+	var doc struct {
+		Comment string `json:"comment"` // for the file's readers only
+		Grammar
+	}
+	if err := hashing.DecodeStrict(grammarJSON, &doc); err != nil {
 		return nil, fmt.Errorf("fuzz: built-in grammar: %w", err)
 	}
-	return &g, nil
+	return &doc.Grammar, nil
 }
 
 // maxExpansions bounds the rephrasings of one phrase, so a rich phrase
