@@ -84,7 +84,7 @@ func New(api API, opt Options) (*sdk.Server, error) {
 		return nil, err
 	}
 	s := sdk.NewServer(&sdk.Implementation{Name: "groundgate", Title: "groundgate", Version: opt.Version},
-		&sdk.ServerOptions{Instructions: instructions, Logger: opt.Logger})
+		&sdk.ServerOptions{Instructions: instructions, Logger: opt.Logger, Capabilities: capabilities()})
 	t := tools{api: api, max: opt.MaxArguments}
 	for _, d := range t.defs() {
 		in, err := cs.input(d.in)
@@ -110,6 +110,20 @@ func New(api API, opt Options) (*sdk.Server, error) {
 	}
 	addResources(s, api)
 	return s, nil
+}
+
+// capabilities is what initialize advertises, set here rather than left to
+// the SDK to infer: tools and resources, without listChanged (both lists
+// are fixed for the server's life, and stateless HTTP has no stream to
+// notify on) or subscribe; logging, the SDK's default (logging/setLevel is
+// accepted; the server sends no log messages). No prompts and no
+// completions: completion/complete answers -32601, method not found.
+func capabilities() *sdk.ServerCapabilities {
+	return &sdk.ServerCapabilities{
+		Logging:   &sdk.LoggingCapabilities{},
+		Resources: &sdk.ResourceCapabilities{},
+		Tools:     &sdk.ToolCapabilities{},
+	}
 }
 
 // rawJSON is v's JSON as the SDK writes it: without encoding/json's HTML

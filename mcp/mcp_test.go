@@ -103,6 +103,7 @@ func TestTransports(t *testing.T) {
 	} {
 		t.Run(tr.name, func(t *testing.T) {
 			cs := tr.session(t)
+			t.Run("capabilities", func(t *testing.T) { capabilities(t, cs) })
 			t.Run("tools", func(t *testing.T) { checkTools(t, cs) })
 			var hash string
 			t.Run("discover-ground-execute-replay", func(t *testing.T) { hash = workflow(t, cs) })
@@ -110,6 +111,29 @@ func TestTransports(t *testing.T) {
 			t.Run("resources", func(t *testing.T) { resources(t, cs, hash) })
 			t.Run("bad-input", func(t *testing.T) { badInput(t, cs) })
 		})
+	}
+}
+
+// capabilities: initialize advertises exactly what the server implements
+// (tools, resources and logging's setLevel; no list-change notifications,
+// subscriptions, prompts or completions), and completion/complete, not
+// advertised, answers -32601 (method not found), as the MCP conformance
+// suite's completion-complete scenario finds it (tools/mcp-conformance.sh).
+func capabilities(t *testing.T, cs *sdk.ClientSession) {
+	got, err := json.Marshal(cs.InitializeResult().Capabilities)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"logging":{},"resources":{},"tools":{}}`; string(got) != want {
+		t.Errorf("capabilities %s, want %s", got, want)
+	}
+	_, err = cs.Complete(context.Background(), &sdk.CompleteParams{
+		Ref:      &sdk.CompleteReference{Type: "ref/resource", URI: "groundgate://capabilities/{name}"},
+		Argument: sdk.CompleteParamsArgument{Name: "name", Value: "MOM"},
+	})
+	var we *jsonrpc.Error
+	if !errors.As(err, &we) || we.Code != jsonrpc.CodeMethodNotFound {
+		t.Errorf("completion/complete: %v, want method not found (-32601)", err)
 	}
 }
 
