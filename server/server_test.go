@@ -192,7 +192,7 @@ func TestOddBodiesAre4xx(t *testing.T) {
 		tc{"PUT", "/v1/registry/capabilities/X", `{}`, 422, "layer is missing"},
 		tc{"PUT", "/v1/registry/capabilities/X", strings.Replace(entry, `"arity":1`, `"arity":1e300`, 1), 422, "arity"},
 		tc{"PUT", "/v1/registry/capabilities/X", strings.Replace(entry, `"arity":1`, `"arity":"one"`, 1), 422, "arity"},
-		tc{"PUT", "/v1/registry/capabilities/X", strings.Replace(entry, `"sem":{`, `"sem":null,"x":{`, 1), 422, "unknown field"},
+		tc{"PUT", "/v1/registry/capabilities/X", strings.Replace(entry, `"sem":{`, `"sem":null,"x":{`, 1), 400, `unknown field "x"`},
 	)
 	for _, c := range cases {
 		r := a.do(c.method, c.path, []byte(c.body), auth...)
