@@ -268,7 +268,7 @@ func DecodeRequest(data []byte) (Request, []Failure) {
 		return r, []Failure{fail("request", F1, "", "the request is missing")}
 	}
 	if err := hashing.CheckStrict(data); err != nil {
-		return r, []Failure{fail("request", F1, "", "not a JSON object: "+err.Error())}
+		return r, []Failure{fail("request", F1, "", "not one strict JSON object: "+err.Error())}
 	}
 	return decodeRequestPart(data)
 }

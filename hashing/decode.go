@@ -3,6 +3,7 @@ package hashing
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 
@@ -146,7 +147,7 @@ func describe(err error) string {
 			return fmt.Sprintf("unknown field %q", name)
 		}
 		return fmt.Sprintf("unknown field %q at %s", name, parent)
-	case se.Err != nil && !isCodecError(se.Err):
+	case se.Err != nil && fromMethod(se.GoType):
 		return se.Err.Error()
 	}
 	// encoding/json v1's words, with the member's JSON pointer.
@@ -161,17 +162,24 @@ func describe(err error) string {
 	return msg
 }
 
-// isCodecError reports whether err is the codec's own (a syntax error, a
-// number out of range for its Go type) rather than a type's UnmarshalJSON.
-func isCodecError(err error) bool {
-	var sx *jsontext.SyntacticError
-	if errors.As(err, &sx) {
-		return true
+// fromMethod reports whether t decodes itself (an UnmarshalJSON or
+// UnmarshalJSONFrom method), so that an error about it is the method's.
+func fromMethod(t reflect.Type) bool {
+	if t == nil {
+		return false
 	}
-	msg := err.Error()
-	return strings.Contains(msg, "out of range") || strings.Contains(msg, "invalid syntax") ||
-		strings.HasPrefix(msg, "json:") || strings.HasPrefix(msg, "jsontext:")
+	for _, u := range []reflect.Type{t, reflect.PointerTo(t)} {
+		if u.Implements(unmarshalerV1) || u.Implements(unmarshalerV2) {
+			return true
+		}
+	}
+	return false
 }
+
+var (
+	unmarshalerV1 = reflect.TypeFor[json.Unmarshaler]()
+	unmarshalerV2 = reflect.TypeFor[json.UnmarshalerFrom]()
+)
 
 func kindName(k jsontext.Kind) string {
 	switch k {
