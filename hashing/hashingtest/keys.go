@@ -5,7 +5,7 @@ package hashingtest
 
 import (
 	"bytes"
-		"strings"
+	"strings"
 	"unicode"
 
 	"github.com/go-json-experiment/json/jsontext"
