@@ -124,10 +124,10 @@ func marshalChunk(refs []chunkRef) ([]byte, error) {
 
 // marshalVersion is the canonical form of a version document, keys in
 // RFC 8785 order: change, chunks, count, created, entries, format,
-// parent, registry, version (absent ones omitted as encoding/json's
-// omitempty would).
+// groups, parent, registry, version (absent ones omitted as
+// encoding/json's omitempty would).
 func marshalVersion(d *versionDoc) ([]byte, error) {
-	b := make([]byte, 0, 512+len(d.Chunks)*75+len(d.Entries)*200+len(d.Change.Names)*24)
+	b := make([]byte, 0, 512+(len(d.Chunks)+len(d.Groups))*75+len(d.Entries)*200+len(d.Change.Names)*24)
 	var err error
 	b = append(b, `{"change":{"names":`...)
 	if b, err = appendStrings(b, d.Change.Names); err != nil {
@@ -167,6 +167,12 @@ func marshalVersion(d *versionDoc) ([]byte, error) {
 			return nil, err
 		}
 	}
+	if len(d.Groups) > 0 {
+		b = append(b, `,"groups":`...)
+		if b, err = appendStrings(b, d.Groups); err != nil {
+			return nil, err
+		}
+	}
 	if d.Parent > maxExactInt || d.Version > maxExactInt {
 		return nil, fmt.Errorf("%w: version number out of range", hashing.ErrMalformed)
 	}
@@ -178,6 +184,17 @@ func marshalVersion(d *versionDoc) ([]byte, error) {
 	}
 	b = append(b, `,"version":`...)
 	b = strconv.AppendUint(b, d.Version, 10)
+	return append(b, '}'), nil
+}
+
+// marshalGroup is the canonical form of a group: {"chunks":[…]}.
+func marshalGroup(d *groupDoc) ([]byte, error) {
+	b := make([]byte, 0, 16+len(d.Chunks)*75)
+	b = append(b, `{"chunks":`...)
+	b, err := appendStrings(b, d.Chunks)
+	if err != nil {
+		return nil, err
+	}
 	return append(b, '}'), nil
 }
 

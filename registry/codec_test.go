@@ -40,7 +40,8 @@ func checkCodec(t *testing.T, s string, d1, d2 hashing.Digest, created time.Time
 	}
 	info := VersionInfo{Version: 9, Registry: d1, Parent: 8, Change: Change{Op: s, Names: []string{s, "b"}}, Created: created, Count: n}
 	for _, doc := range []versionDoc{
-		{VersionInfo: info, Format: rootFormat, Chunks: []string{"", d1.String(), s}},
+		{VersionInfo: info, Format: formatChunks, Chunks: []string{"", d1.String(), s}},
+		{VersionInfo: info, Format: formatGroups, Groups: []string{d2.String(), "", s}},
 		{VersionInfo: info, Entries: refs},
 		{VersionInfo: VersionInfo{Registry: d2, Created: created}},
 	} {
@@ -59,6 +60,14 @@ func checkCodec(t *testing.T, s string, d1, d2 hashing.Digest, created time.Time
 		if err := decodeCanonical(got, &back, marshalVersion); err != nil {
 			t.Errorf("decode own bytes: %v", err)
 		}
+	}
+	g := groupDoc{Chunks: []string{"", d1.String(), s}}
+	got, err = marshalGroup(&g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, err := hashing.Canonical(&g); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("group %q:\n got %s\nwant %s (%v)", s, got, want, err)
 	}
 }
 

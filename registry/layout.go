@@ -16,17 +16,23 @@ import (
 //
 // Records are content-addressed. A version does not list every entry:
 // entries are partitioned into NumBuckets buckets by the first byte of
-// SHA-256(name), each non-empty bucket is one content-addressed chunk, and
-// a version's root lists its header and the digest of each bucket's chunk.
-// Chunks are shared between versions, so a one-entry change writes one
-// record, one chunk and one root, whatever the size of the registry.
+// SHA-256(name), each non-empty bucket is one content-addressed chunk,
+// the chunks are gathered NumGroups groups of groupSize consecutive
+// buckets, each non-empty group one content-addressed list of its chunks'
+// digests, and a version's root lists its header and the digest of each
+// group. Chunks and groups are shared between versions, so a one-entry
+// change writes one record, one chunk, one group and one root, whatever
+// the size of the registry.
 //
-// Versions written before chunks existed hold a legacy manifest (the header
-// and every entry); they are read as they are and never rewritten.
+// Versions written before groups existed (format 2) list the digest of
+// every chunk in their root: 256 digests, ~12–19 KB, for every version.
+// Versions written before chunks existed hold a legacy manifest (the
+// header and every entry). Both are read as they are and never rewritten.
 var (
 	bucketMeta       = []byte("registry.meta")       // "current" -> uint64 version
 	bucketRecords    = []byte("registry.records")    // record digest -> canonical entry JSON
 	bucketChunks     = []byte("registry.chunks")     // chunk digest -> canonical chunk JSON
+	bucketGroups     = []byte("registry.groups")     // group digest -> canonical group JSON
 	bucketVersions   = []byte("registry.versions")   // uint64 big-endian -> canonical root (or legacy manifest) JSON
 	bucketNames      = []byte("registry.names")      // name -> identity (current version)
 	bucketIdentities = []byte("registry.identities") // identity -> record digest (current version)
@@ -35,12 +41,23 @@ var (
 )
 
 // NumBuckets is how many chunks a version's entries are spread over. At
-// 100,000 entries a chunk holds ~390 entries (~75 KB) and a root ~19 KB.
+// 100,000 entries a chunk holds ~390 entries (~75 KB).
 const NumBuckets = 256
 
-// rootFormat marks a version stored as a root over chunks. Legacy
-// manifests have no "format" field.
-const rootFormat = 2
+// NumGroups is how many groups a version's chunks are gathered in, each
+// of groupSize consecutive buckets: a root lists NumGroups digests and a
+// group groupSize, ~1.2 KB each, which is the least an edit can write
+// over two levels of 256 chunks (16 + 16 digests rather than 256).
+const (
+	NumGroups = 16
+	groupSize = NumBuckets / NumGroups
+)
+
+// The formats of a version root. Legacy manifests have no "format" field.
+const (
+	formatChunks = 2 // the root lists NumBuckets chunk digests
+	formatGroups = 3 // the root lists NumGroups group digests
+)
 
 // bucketOf is the chunk an entry name belongs to.
 func bucketOf(name string) uint8 {
@@ -63,6 +80,7 @@ type chunkDoc struct {
 }
 
 // versionDoc is the stored form of one version: the header and either
+// Groups (format 3: NumGroups group digests, "" for an empty group),
 // Chunks (format 2: NumBuckets chunk digests, "" for an empty bucket) or
 // Entries (a legacy manifest, every entry).
 type versionDoc struct {
@@ -70,64 +88,153 @@ type versionDoc struct {
 	Format  int        `json:"format,omitempty"`
 	Chunks  []string   `json:"chunks,omitempty"`
 	Entries []chunkRef `json:"entries,omitempty"`
+	Groups  []string   `json:"groups,omitempty"`
+
+	// Set by decodeVersion: the digests Chunks (format 2) or Groups
+	// (format 3) list.
+	chunks *root
+	groups *groupRoot
 }
 
-// root is the decoded chunk list of a format-2 version. A zero digest is
-// an empty bucket.
+// root is the chunk list of a version stored over chunks (format 2, or
+// format 3 once its groups are read). A zero digest is an empty bucket.
 type root [NumBuckets]hashing.Digest
+
+// groupRoot is the group list of a format-3 version. A zero digest is an
+// empty group.
+type groupRoot [NumGroups]hashing.Digest
+
+// group is the chunk list of one group: the chunks of buckets
+// g*groupSize to (g+1)*groupSize-1. A zero digest is an empty bucket.
+type group [groupSize]hashing.Digest
 
 func (d *versionDoc) legacy() bool { return d.Format == 0 }
 
 // decodeVersion decodes the bytes stored under key k, checks that they
 // are in canonical form (one version, one spelling), that the key and
-// the header agree, and that the document is either a well-formed root or
-// a legacy manifest.
-func decodeVersion(k, v []byte) (*versionDoc, *root, error) {
+// the header agree, and that the document is either a well-formed root
+// (format 3 or 2) or a legacy manifest.
+func decodeVersion(k, v []byte) (*versionDoc, error) {
 	if len(k) != 8 {
-		return nil, nil, fmt.Errorf("%w: version key %x is not 8 bytes", ErrCorrupt, k)
+		return nil, fmt.Errorf("%w: version key %x is not 8 bytes", ErrCorrupt, k)
 	}
 	n := binary.BigEndian.Uint64(k)
 	var d versionDoc
 	if err := decodeCanonical(v, &d, marshalVersion); err != nil {
-		return nil, nil, fmt.Errorf("%w: version %d: %v", ErrCorrupt, n, err)
+		return nil, fmt.Errorf("%w: version %d: %v", ErrCorrupt, n, err)
 	}
 	if d.Version != n {
-		return nil, nil, fmt.Errorf("%w: version key %d holds version %d", ErrCorrupt, n, d.Version)
+		return nil, fmt.Errorf("%w: version key %d holds version %d", ErrCorrupt, n, d.Version)
 	}
 	switch {
 	case d.legacy():
-		if d.Chunks != nil || len(d.Entries) == 0 {
-			return nil, nil, fmt.Errorf("%w: version %d: a manifest lists entries and no chunks", ErrCorrupt, n)
+		if d.Chunks != nil || d.Groups != nil || len(d.Entries) == 0 {
+			return nil, fmt.Errorf("%w: version %d: a manifest lists entries and no chunks", ErrCorrupt, n)
 		}
-		return &d, nil, nil
-	case d.Format == rootFormat:
-		if d.Entries != nil || len(d.Chunks) != NumBuckets {
-			return nil, nil, fmt.Errorf("%w: version %d: a root lists %d chunks, want %d, and no entries", ErrCorrupt, n, len(d.Chunks), NumBuckets)
+		return &d, nil
+	case d.Format == formatChunks:
+		if d.Entries != nil || d.Groups != nil || len(d.Chunks) != NumBuckets {
+			return nil, fmt.Errorf("%w: version %d: a root lists %d chunks, want %d, and no entries or groups", ErrCorrupt, n, len(d.Chunks), NumBuckets)
 		}
 		var r root
-		for b, s := range d.Chunks {
-			if s == "" {
-				continue
-			}
-			cd, err := hashing.Parse(s)
-			if err != nil || cd.Algorithm() != hashing.SHA256 {
-				return nil, nil, fmt.Errorf("%w: version %d, bucket %d: chunk %q is not a sha256 digest", ErrCorrupt, n, b, s)
-			}
-			r[b] = cd
+		if err := parseDigests(r[:], d.Chunks); err != nil {
+			return nil, fmt.Errorf("%w: version %d, %v", ErrCorrupt, n, err)
 		}
-		return &d, &r, nil
+		d.chunks = &r
+		return &d, nil
+	case d.Format == formatGroups:
+		if d.Entries != nil || d.Chunks != nil || len(d.Groups) != NumGroups {
+			return nil, fmt.Errorf("%w: version %d: a root lists %d groups, want %d, and no entries or chunks", ErrCorrupt, n, len(d.Groups), NumGroups)
+		}
+		var g groupRoot
+		if err := parseDigests(g[:], d.Groups); err != nil {
+			return nil, fmt.Errorf("%w: version %d, %v", ErrCorrupt, n, err)
+		}
+		d.groups = &g
+		return &d, nil
 	default:
-		return nil, nil, fmt.Errorf("%w: version %d: unknown format %d", ErrCorrupt, n, d.Format)
+		return nil, fmt.Errorf("%w: version %d: unknown format %d", ErrCorrupt, n, d.Format)
 	}
 }
 
-// encodeRoot is the canonical form of a format-2 version.
-func encodeRoot(info VersionInfo, r *root) ([]byte, error) {
-	d := versionDoc{VersionInfo: info, Format: rootFormat, Chunks: make([]string, NumBuckets)}
-	for b, cd := range r {
-		d.Chunks[b] = cd.String() // "" for an empty bucket
+// parseDigests parses a list of sha256 digests, "" for a zero one.
+func parseDigests(out []hashing.Digest, ss []string) error {
+	for i, s := range ss {
+		if s == "" {
+			continue
+		}
+		d, err := hashing.Parse(s)
+		if err != nil || d.Algorithm() != hashing.SHA256 {
+			return fmt.Errorf("entry %d: %q is not a sha256 digest", i, s)
+		}
+		out[i] = d
 	}
+	return nil
+}
+
+// digestStrings is the stored form of a digest list: "" for a zero one.
+func digestStrings(ds []hashing.Digest) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.String() // "" for a zero digest
+	}
+	return out
+}
+
+// encodeRoot is the canonical form of a format-3 version.
+func encodeRoot(info VersionInfo, g *groupRoot) ([]byte, error) {
+	d := versionDoc{VersionInfo: info, Format: formatGroups, Groups: digestStrings(g[:])}
 	return marshalVersion(&d)
+}
+
+// groupDoc is the stored form of a group, keyed by the SHA-256 of its
+// canonical bytes.
+type groupDoc struct {
+	Chunks []string `json:"chunks"`
+}
+
+// groupOf is group g of chunk list r.
+func groupOf(r *root, g int) *group {
+	return (*group)(r[g*groupSize : (g+1)*groupSize])
+}
+
+// encodeGroup is the canonical form of a group; the zero digest and no
+// bytes for an empty one.
+func encodeGroup(cs *group) ([]byte, hashing.Digest, error) {
+	if *cs == (group{}) {
+		return nil, hashing.Digest{}, nil
+	}
+	b, err := marshalGroup(&groupDoc{Chunks: digestStrings(cs[:])})
+	if err != nil {
+		return nil, hashing.Digest{}, err
+	}
+	return b, hashing.SumSHA256(b), nil
+}
+
+// decodeGroup checks group bytes against their digest and their own
+// rules: canonical, groupSize chunk digests, not all empty.
+func decodeGroup(d hashing.Digest, raw []byte) (*group, error) {
+	if raw == nil {
+		return nil, fmt.Errorf("%w: group %s is missing", ErrCorrupt, d)
+	}
+	if got := hashing.SumSHA256(raw); got != d {
+		return nil, fmt.Errorf("%w: group %s hashes to %s", ErrCorrupt, d, got)
+	}
+	var doc groupDoc
+	if err := decodeCanonical(raw, &doc, marshalGroup); err != nil {
+		return nil, fmt.Errorf("%w: group %s: %v", ErrCorrupt, d, err)
+	}
+	if len(doc.Chunks) != groupSize {
+		return nil, fmt.Errorf("%w: group %s lists %d chunks, want %d", ErrCorrupt, d, len(doc.Chunks), groupSize)
+	}
+	var cs group
+	if err := parseDigests(cs[:], doc.Chunks); err != nil {
+		return nil, fmt.Errorf("%w: group %s, %v", ErrCorrupt, d, err)
+	}
+	if cs == (group{}) {
+		return nil, fmt.Errorf("%w: group %s is empty", ErrCorrupt, d)
+	}
+	return &cs, nil
 }
 
 // encodeChunk is the canonical form of a bucket's entries (sorted by name).

@@ -43,6 +43,10 @@ func TestOpenRefusesChangedBytes(t *testing.T) {
 			k, _, _ := firstChunk(t, tx, 4)
 			return tx.Bucket(bucketChunks), k
 		}},
+		{"group", func(tx *bolt.Tx) (*bolt.Bucket, []byte) {
+			k, _ := firstGroup(t, tx, 4)
+			return tx.Bucket(bucketGroups), k
+		}},
 	} {
 		for _, at := range []int{0, 1, 17, 100, 211, -1} {
 			t.Run(fmt.Sprintf("%s byte %d", tg.name, at), func(t *testing.T) {
@@ -147,12 +151,9 @@ func TestOpenRefusesChangedRoot(t *testing.T) {
 func forge(t *testing.T, path, name string, edit func(rec []byte, ref *chunkRef) []byte) {
 	t.Helper()
 	rawUpdate(t, path, func(tx *bolt.Tx) error {
-		vb, cb, rb := tx.Bucket(bucketVersions), tx.Bucket(bucketChunks), tx.Bucket(bucketRecords)
+		cb, rb := tx.Bucket(bucketChunks), tx.Bucket(bucketRecords)
 		n := currentVersion(tx)
-		doc, r, err := decodeVersion(u64(n), vb.Get(u64(n)))
-		if err != nil {
-			t.Fatal(err)
-		}
+		doc, r := chunkList(t, tx, n)
 		b := bucketOf(name)
 		refs, _, err := decodeChunk(r[b], cb.Get(r[b].Key()))
 		if err != nil {
@@ -179,7 +180,6 @@ func forge(t *testing.T, path, name string, edit func(rec []byte, ref *chunkRef)
 			return err
 		}
 		r[b] = d
-		doc.Chunks[b] = d.String()
 		var ids []hashing.Digest
 		for _, cd := range r {
 			if !cd.IsZero() {
@@ -193,11 +193,7 @@ func forge(t *testing.T, path, name string, edit func(rec []byte, ref *chunkRef)
 			}
 		}
 		doc.Registry = hashing.RegistryHash(ids)
-		rootRaw, err := marshalVersion(doc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := vb.Put(u64(n), rootRaw); err != nil {
+		if err := putVersion(t, tx, n, doc, r); err != nil {
 			return err
 		}
 		ib := tx.Bucket(bucketIdentities)

@@ -50,12 +50,14 @@ type Snapshot struct {
 	byIdentity map[hashing.Digest]int
 
 	// What the next commit needs to share structure with this version,
-	// parallel to caps: each entry's record digest and bucket, and the
+	// parallel to caps: each entry's record digest and bucket, the
 	// version's chunk digests (nil when it was stored as a legacy
-	// manifest, or for the empty registry before its first commit).
+	// manifest) and its group digests (nil unless it was stored in
+	// format 3). The empty registry has all-zero ones.
 	recs   []hashing.Digest
 	bkts   []uint8
 	chunks *root
+	groups *groupRoot
 	share  *shareIndex
 
 	// checks, parallel to caps, holds each entry's own check (decode.go),

@@ -26,6 +26,14 @@ import (
 // initialMmapSize is how much of the file a writable store maps at open.
 const initialMmapSize = 1 << 30
 
+// allocSize is how far past its last page bbolt extends the file when a
+// commit needs more room (bbolt's default, 16 MB, made a new file 16 MB
+// and a few edits grow it 16 MB at a time: with initialMmapSize over the
+// default, every growth is last page + AllocSize). Each extension is one
+// ftruncate and fsync more in the commit that makes it; at 1 MB that is
+// one commit in ~150 alias edits, and one per bulk load.
+const allocSize = 1 << 20
+
 // Options configure a Store. The zero value is usable.
 type Options struct {
 	// Logger receives store events; nil discards them.
@@ -83,8 +91,11 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("registry: open %s: %w", path, err)
 	}
+	if !opt.ReadOnly {
+		db.AllocSize = allocSize
+	}
 	s := &Store{db: db, log: opt.Logger, now: opt.Now, screen: opt.Screen, contracts: opt.Contracts}
-	if err := buckets.Ensure(db, bucketMeta, bucketRecords, bucketChunks, bucketVersions, bucketNames, bucketIdentities); err != nil {
+	if err := buckets.Ensure(db, bucketMeta, bucketRecords, bucketChunks, bucketGroups, bucketVersions, bucketNames, bucketIdentities); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("registry: init %s: %w", path, err)
 	}
@@ -129,7 +140,9 @@ func (s *Store) loadCurrent(ctx context.Context) error {
 }
 
 func emptySnapshot() *Snapshot {
-	return newSnapshot(VersionInfo{Registry: hashing.RegistryHash(nil), Change: Change{Names: []string{}}}, nil, &root{})
+	s := newSnapshot(VersionInfo{Registry: hashing.RegistryHash(nil), Change: Change{Names: []string{}}}, nil, &root{})
+	s.groups = &groupRoot{}
+	return s
 }
 
 // Version reads version n. Version 0 is the empty registry.
@@ -162,7 +175,7 @@ func (s *Store) History(ctx context.Context) ([]VersionInfo, error) {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			d, _, err := decodeVersion(k, v)
+			d, err := decodeVersion(k, v)
 			if err != nil {
 				return err
 			}
@@ -369,8 +382,10 @@ func (s *Store) commit(ctx context.Context, op string, preps []prepared) (*Snaps
 	}
 	info = snap.Info
 
-	// Re-chunk only the buckets the change touched; a parent stored as a
-	// legacy manifest has no chunks yet, so every bucket is written once.
+	// Re-chunk only the buckets the change touched, and re-group only
+	// their groups; a parent stored as a legacy manifest has no chunks
+	// yet, so every bucket is written once, and a parent stored in format
+	// 2 has no groups, so every group is.
 	var next root
 	var touched [NumBuckets]bool
 	if cur.chunks != nil {
@@ -389,11 +404,7 @@ func (s *Store) commit(ctx context.Context, op string, preps []prepared) (*Snaps
 			refs[b] = append(refs[b], chunkRef{Name: c.Name, Identity: c.Identity, Record: snap.recs[i]})
 		}
 	}
-	type chunk struct {
-		digest hashing.Digest
-		raw    []byte
-	}
-	var chunks []chunk
+	var chunkKVs []keyValue
 	for b := range touched {
 		if !touched[b] {
 			continue
@@ -407,10 +418,28 @@ func (s *Store) commit(ctx context.Context, op string, preps []prepared) (*Snaps
 			return nil, fmt.Errorf("registry: encode chunk %d: %w", b, err)
 		}
 		next[b] = d
-		chunks = append(chunks, chunk{d, raw})
+		chunkKVs = append(chunkKVs, keyValue{d.Key(), raw})
 	}
-	snap.chunks = &next
-	rootRaw, err := encodeRoot(snap.Info, &next)
+	var nextGroups groupRoot
+	var groupKVs []keyValue
+	if cur.groups != nil {
+		nextGroups = *cur.groups
+	}
+	for g := range nextGroups {
+		if cur.groups != nil && !slices.Contains(touched[g*groupSize:(g+1)*groupSize], true) {
+			continue
+		}
+		raw, d, err := encodeGroup(groupOf(&next, g))
+		if err != nil {
+			return nil, fmt.Errorf("registry: encode group %d: %w", g, err)
+		}
+		nextGroups[g] = d
+		if raw != nil {
+			groupKVs = append(groupKVs, keyValue{d.Key(), raw})
+		}
+	}
+	snap.chunks, snap.groups = &next, &nextGroups
+	rootRaw, err := encodeRoot(snap.Info, &nextGroups)
 	if err != nil {
 		return nil, fmt.Errorf("registry: encode version %d: %w", info.Version, err)
 	}
@@ -421,10 +450,6 @@ func (s *Store) commit(ctx context.Context, op string, preps []prepared) (*Snaps
 	recKVs := make([]keyValue, len(preps))
 	for i, p := range preps {
 		recKVs[i] = keyValue{p.it.rec.Key(), p.record}
-	}
-	chunkKVs := make([]keyValue, len(chunks))
-	for i, c := range chunks {
-		chunkKVs[i] = keyValue{c.digest.Key(), c.raw}
 	}
 	nameKVs := make([]keyValue, len(changedItems)) // changedItems are sorted by name
 	idKVs := make([]keyValue, len(changedItems))
@@ -439,7 +464,7 @@ func (s *Store) commit(ctx context.Context, op string, preps []prepared) (*Snaps
 			goneIDs = append(goneIDs, cur.caps[i].Identity.Key())
 		}
 	}
-	for _, kvs := range [][]keyValue{recKVs, chunkKVs, idKVs} {
+	for _, kvs := range [][]keyValue{recKVs, chunkKVs, groupKVs, idKVs} {
 		slices.SortFunc(kvs, func(a, b keyValue) int { return bytes.Compare(a.k, b.k) })
 	}
 
@@ -450,25 +475,28 @@ func (s *Store) commit(ctx context.Context, op string, preps []prepared) (*Snaps
 		if v := currentVersion(tx); v != cur.Version() {
 			return fmt.Errorf("%w: database is at version %d, memory at %d (another process wrote it?)", ErrCorrupt, v, cur.Version())
 		}
-		recs, cb, vb := tx.Bucket(bucketRecords), tx.Bucket(bucketChunks), tx.Bucket(bucketVersions)
+		recs, cb, gb, vb := tx.Bucket(bucketRecords), tx.Bucket(bucketChunks), tx.Bucket(bucketGroups), tx.Bucket(bucketVersions)
 		nb, ib := tx.Bucket(bucketNames), tx.Bucket(bucketIdentities)
+		if gb == nil {
+			return fmt.Errorf("registry: bucket %s is missing (the file was opened read-only?)", bucketGroups)
+		}
 		// Pages filled before they split (bbolt's default is half): the
 		// file of a bulk load is then half the size, and so is what an
 		// open reads. Versions only ever append.
-		for _, b := range []*bolt.Bucket{recs, cb, nb, ib} {
+		for _, b := range []*bolt.Bucket{recs, cb, gb, nb, ib} {
 			b.FillPercent = 0.9
 		}
 		vb.FillPercent = 1
 		// Content-addressed: bytes already stored are not written again
 		// (an entry changed back to an earlier state reuses its record).
-		for _, kv := range recKVs {
-			if err := putIfChanged(recs, kv.k, kv.v); err != nil {
-				return err
-			}
-		}
-		for _, kv := range chunkKVs {
-			if err := putIfChanged(cb, kv.k, kv.v); err != nil {
-				return err
+		for _, kvs := range []struct {
+			b   *bolt.Bucket
+			kvs []keyValue
+		}{{recs, recKVs}, {cb, chunkKVs}, {gb, groupKVs}} {
+			for _, kv := range kvs.kvs {
+				if err := putIfChanged(kvs.b, kv.k, kv.v); err != nil {
+					return err
+				}
 			}
 		}
 		if err := vb.Put(u64(info.Version), rootRaw); err != nil {
@@ -500,7 +528,7 @@ func (s *Store) commit(ctx context.Context, op string, preps []prepared) (*Snaps
 	s.current.Store(snap)
 	s.log.LogAttrs(ctx, slog.LevelInfo, "registry version committed",
 		slog.Uint64("version", info.Version), slog.String("op", op),
-		slog.Int("changed", len(changed)), slog.Int("chunks", len(chunks)),
+		slog.Int("changed", len(changed)), slog.Int("chunks", len(chunkKVs)), slog.Int("groups", len(groupKVs)),
 		slog.String("registry", info.Registry.String()))
 	return snap, nil
 }
@@ -597,9 +625,15 @@ func readVersion(ctx context.Context, tx *bolt.Tx, n uint64, base *Snapshot) (*S
 	if raw == nil {
 		return nil, fmt.Errorf("registry version %d: %w", n, ErrNotFound)
 	}
-	doc, r, err := decodeVersion(u64(n), raw)
+	doc, err := decodeVersion(u64(n), raw)
 	if err != nil {
 		return nil, err
+	}
+	r := doc.chunks
+	if doc.groups != nil {
+		if r, err = readGroups(tx, n, doc.groups, base); err != nil {
+			return nil, err
+		}
 	}
 	var sh *shareIndex
 	if base != nil {
@@ -767,5 +801,34 @@ func readVersion(ctx context.Context, tx *bolt.Tx, n uint64, base *Snapshot) (*S
 	if doc.Count != len(caps) {
 		return nil, fmt.Errorf("%w: version %d records %d entries, holds %d", ErrCorrupt, n, doc.Count, len(caps))
 	}
-	return buildSnapshot(doc.VersionInfo, caps, recs, bkts, checks, r), nil
+	snap := buildSnapshot(doc.VersionInfo, caps, recs, bkts, checks, r)
+	snap.groups = doc.groups
+	return snap, nil
+}
+
+// readGroups is the chunk list of a format-3 version: each group it lists
+// read and checked against its digest, or, when base (already loaded and
+// checked) has a group with that digest, taken from base.
+func readGroups(tx *bolt.Tx, n uint64, gr *groupRoot, base *Snapshot) (*root, error) {
+	var r root
+	gb := tx.Bucket(bucketGroups)
+	for g, gd := range gr {
+		if gd.IsZero() {
+			continue
+		}
+		if base != nil && base.groups != nil && base.groups[g] == gd {
+			*groupOf(&r, g) = *groupOf(base.chunks, g)
+			continue
+		}
+		var raw []byte
+		if gb != nil {
+			raw = gb.Get(gd.Key())
+		}
+		cs, err := decodeGroup(gd, raw)
+		if err != nil {
+			return nil, fmt.Errorf("version %d, group %d: %w", n, g, err)
+		}
+		*groupOf(&r, g) = *cs
+	}
+	return &r, nil
 }

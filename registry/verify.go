@@ -20,13 +20,14 @@ type VerifyReport struct {
 	Versions int            `json:"versions"`
 	Records  int            `json:"records"`
 	Chunks   int            `json:"chunks"`
+	Groups   int            `json:"groups"`
 	Current  uint64         `json:"current"`
 	Registry hashing.Digest `json:"registry"`
 	Problems []string       `json:"problems"`
 }
 
 // Verify recomputes, from the stored bytes, every record digest, every
-// identity, every chunk, every version's registry hash, and the current
+// identity, every chunk and group, every version's registry hash, and the current
 // indexes. It returns an error wrapping ErrCorrupt when anything
 // disagrees; the report lists every problem found, not only the first.
 func (s *Store) Verify(ctx context.Context) (VerifyReport, error) {
@@ -50,7 +51,8 @@ func VerifyFile(ctx context.Context, path string) (VerifyReport, error) {
 // same file together.
 //
 // Its cost is what is stored, not versions × entries: every record is
-// hashed and decoded once, every chunk once, every version's root once.
+// hashed and decoded once, every chunk and group once, every version's
+// root once.
 // Versions are walked in order keeping the name → identity state; a
 // version is applied by diffing only the chunks that differ from its
 // parent's, and its registry hash is recomputed only when its multiset of
@@ -76,6 +78,7 @@ type verifier struct {
 	rep     *VerifyReport
 	records map[hashing.Digest]*recordInfo
 	chunks  map[hashing.Digest]*chunkInfo
+	groups  map[hashing.Digest]*groupInfo
 	st      state
 	bucket  map[string]uint8 // bucketOf, cached across legacy manifests
 }
@@ -92,6 +95,11 @@ type chunkInfo struct {
 	bkt  uint8
 	ok   bool // hashes to its key, decodes and is well formed
 	used bool
+}
+
+type groupInfo struct {
+	chunks *group // nil when it does not hash to its key or decode
+	used   bool
 }
 
 // state is the registry as of the last version walked: per bucket the
@@ -143,6 +151,9 @@ func (v *verifier) run(ctx context.Context) error {
 	if err := v.checkChunks(ctx); err != nil {
 		return err
 	}
+	if err := v.checkGroups(ctx); err != nil {
+		return err
+	}
 	last, err := v.walkVersions(ctx, vers)
 	if err != nil {
 		return err
@@ -191,37 +202,60 @@ func (v *verifier) checkRecords(ctx context.Context, recs *bolt.Bucket) error {
 	return nil
 }
 
+// eachDigestKeyed calls fn with every value of the named bucket (none if
+// the file has no such bucket: it was written before it existed) and its
+// key parsed as a sha256 digest, counting the values in *n; a key that is
+// no such digest is a problem.
+func (v *verifier) eachDigestKeyed(ctx context.Context, bucket []byte, what string, n *int, fn func(d hashing.Digest, raw []byte)) error {
+	b := v.tx.Bucket(bucket)
+	if b == nil {
+		return nil
+	}
+	return b.ForEach(func(k, raw []byte) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		*n++
+		d, err := hashing.Parse(string(k))
+		if err != nil || d.Algorithm() != hashing.SHA256 {
+			v.problem("%s key %q is not a sha256 digest", what, clip(k))
+			return nil
+		}
+		fn(d, raw)
+		return nil
+	})
+}
+
 // checkChunks hashes and decodes every stored chunk, once, and checks each
 // of its entries against the record it names.
 func (v *verifier) checkChunks(ctx context.Context) error {
 	v.chunks = make(map[hashing.Digest]*chunkInfo)
-	cb := v.tx.Bucket(bucketChunks)
-	if cb == nil {
-		return nil // written before chunks existed
-	}
-	return cb.ForEach(func(k, raw []byte) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		v.rep.Chunks++
-		d, err := hashing.Parse(string(k))
-		if err != nil || d.Algorithm() != hashing.SHA256 {
-			v.problem("chunk key %q is not a sha256 digest", clip(k))
-			return nil
-		}
+	return v.eachDigestKeyed(ctx, bucketChunks, "chunk", &v.rep.Chunks, func(d hashing.Digest, raw []byte) {
 		refs, b, err := decodeChunk(d, raw)
-		ci := &chunkInfo{refs: refs, bkt: b, ok: err == nil}
-		v.chunks[d] = ci
+		v.chunks[d] = &chunkInfo{refs: refs, bkt: b, ok: err == nil}
 		if err != nil {
 			v.fail(err)
-			return nil
+			return
 		}
 		for _, ref := range refs {
 			if p := v.checkRef(ref); p != "" {
 				v.problem("chunk %s: %s", d, p)
 			}
 		}
-		return nil
+	})
+}
+
+// checkGroups hashes and decodes every stored group, once. What its
+// chunks hold is checked where a version lists the group: that each
+// exists, is sound and is of the bucket at its place.
+func (v *verifier) checkGroups(ctx context.Context) error {
+	v.groups = make(map[hashing.Digest]*groupInfo)
+	return v.eachDigestKeyed(ctx, bucketGroups, "group", &v.rep.Groups, func(d hashing.Digest, raw []byte) {
+		cs, err := decodeGroup(d, raw)
+		if err != nil {
+			v.fail(err)
+		}
+		v.groups[d] = &groupInfo{chunks: cs}
 	})
 }
 
@@ -263,7 +297,7 @@ func (v *verifier) walkVersions(ctx context.Context, vers *bolt.Bucket) (uint64,
 			v.problem("version %d follows version %d", n, last)
 		}
 		last = n
-		doc, r, err := decodeVersion(k, raw)
+		doc, err := decodeVersion(k, raw)
 		if err != nil {
 			v.fail(err)
 			v.st.parentBad = true
@@ -273,7 +307,7 @@ func (v *verifier) walkVersions(ctx context.Context, vers *bolt.Bucket) (uint64,
 		if doc.Parent != n-1 {
 			v.problem("version %d records parent %d, want %d", n, doc.Parent, n-1)
 		}
-		v.applyVersion(n, doc, r)
+		v.applyVersion(n, doc)
 	}
 	if last == 0 {
 		v.rep.Registry = hashing.RegistryHash(nil)
@@ -289,9 +323,37 @@ type change struct {
 	complete bool // every touched bucket was diffed against a known parent
 }
 
-func (v *verifier) applyVersion(n uint64, doc *versionDoc, r *root) {
+func (v *verifier) applyVersion(n uint64, doc *versionDoc) {
 	ch := change{complete: !v.st.parentBad}
 	v.st.parentBad = false
+	r, readable := doc.chunks, [NumBuckets]bool{}
+	for b := range readable {
+		readable[b] = true
+	}
+	if doc.groups != nil {
+		// Format 3: the chunk list is the groups'. A group that cannot be
+		// read leaves its buckets unknown.
+		r = &root{}
+		for g, gd := range doc.groups {
+			if gd.IsZero() {
+				continue
+			}
+			gi := v.groups[gd]
+			switch {
+			case gi == nil:
+				v.problem("version %d, group %d: group %s is missing", n, g, gd)
+			case gi.chunks == nil:
+				v.problem("version %d, group %d: group %s is corrupt", n, g, gd)
+			default:
+				gi.used = true
+				*groupOf(r, g) = *gi.chunks
+				continue
+			}
+			for b := g * groupSize; b < (g+1)*groupSize; b++ {
+				readable[b] = false
+			}
+		}
+	}
 	if r == nil {
 		// A legacy manifest: every entry, checked here, diffed bucket by bucket.
 		var groups [NumBuckets][]chunkRef
@@ -316,6 +378,10 @@ func (v *verifier) applyVersion(n uint64, doc *versionDoc, r *root) {
 	} else {
 		for b, d := range r {
 			bs := &v.st.buckets[b]
+			if !readable[b] {
+				v.setBucket(b, nil, false, d, false, &ch)
+				continue
+			}
 			if !bs.unknown && bs.hasDigest && bs.chunk == d {
 				continue // shared with the parent
 			}
@@ -489,7 +555,7 @@ func (v *verifier) bucketOf(name string) uint8 {
 	return b
 }
 
-// checkUnused reports stored chunks and records no version refers to:
+// checkUnused reports stored groups, chunks and records no version refers to:
 // every write stores them in the transaction that references them.
 func (v *verifier) checkUnused() {
 	for _, ci := range v.chunks {
@@ -502,6 +568,11 @@ func (v *verifier) checkUnused() {
 		}
 	}
 	var orphans []string
+	for d, gi := range v.groups {
+		if !gi.used {
+			orphans = append(orphans, "group "+d.String())
+		}
+	}
 	for d, ci := range v.chunks {
 		if !ci.used {
 			orphans = append(orphans, "chunk "+d.String())

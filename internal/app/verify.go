@@ -51,7 +51,7 @@ type storeVerifier interface {
 }
 
 // VerifyFile re-checks everything stored in the bbolt file at path, opened
-// read-only: the registry (records, chunks, versions, indexes; see
+// read-only: the registry (records, chunks, groups, versions, indexes; see
 // registry.VerifyDB), discovery evidence, grounding records, footprints and
 // blobs. Each record is hashed once. The error wraps each failing kind's
 // ErrCorrupt when there is a problem (the report lists them all), and is
