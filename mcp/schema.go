@@ -6,6 +6,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/groundgate/groundgate/hashing"
 )
 
 // The tools' JSON Schemas are the REST API's (server/openapi.json, which
@@ -23,7 +25,7 @@ func parseComponents(openapi []byte) (components, error) {
 			Schemas components `json:"schemas"`
 		} `json:"components"`
 	}
-	if err := json.Unmarshal(openapi, &doc); err != nil {
+	if err := hashing.DecodeFields(openapi, &doc); err != nil {
 		return nil, fmt.Errorf("mcp: the OpenAPI document: %w", err)
 	}
 	if len(doc.Components.Schemas) == 0 {
@@ -37,7 +39,7 @@ func parseComponents(openapi []byte) (components, error) {
 // references rewritten to point there.
 func (cs components) schema(root string) (map[string]any, error) {
 	var top map[string]any
-	if err := json.Unmarshal([]byte(root), &top); err != nil {
+	if err := hashing.DecodeStrict([]byte(root), &top); err != nil {
 		return nil, fmt.Errorf("mcp: schema %.60s: %w", root, err)
 	}
 	defs := map[string]any{}
@@ -57,7 +59,7 @@ func (cs components) schema(root string) (map[string]any, error) {
 						return fmt.Errorf("mcp: no component schema %q", name)
 					}
 					var def any
-					if err := json.Unmarshal(raw, &def); err != nil {
+					if err := hashing.DecodeStrict(raw, &def); err != nil {
 						return fmt.Errorf("mcp: component %s: %w", name, err)
 					}
 					defs[name] = def
