@@ -43,6 +43,16 @@ const spellingEntry = `{"name":"ODD_1","kind":"signal",
 
 const spellingPolicy = `{"smtlib":"(declare-const leverage Real)\n(declare-const allow Bool)\n(assert (! (= allow (<= leverage 2.0)) :named cap))","bind":{"leverage":"/params/leverage"},"allow":"allow","applies_to":["family"]}`
 
+// decodeRequest is ground.DecodeRequest's failures as one text.
+func decodeRequest(_ testing.TB, b []byte) string {
+	_, fails := ground.DecodeRequest(b)
+	var s []string
+	for _, f := range fails {
+		s = append(s, f.Field+": "+f.Detail)
+	}
+	return strings.Join(s, "; ")
+}
+
 // spellingDecoders are the decoders of files the CLI reads and of bodies
 // and tool arguments (server.DecodeObject, which MCP shares with REST).
 func spellingDecoders() []spellingDecoder {
@@ -69,23 +79,9 @@ func spellingDecoders() []spellingDecoder {
 			return errText(err)
 		}},
 		{name: "ground.DecodeRequest", doc: `{"family":"MOM_WZS","metric":"SRP","params":{"window":[25,50]},"data":"oil-spot/wti-daily.csv"}`, maps: []string{"params"},
-			decode: func(_ testing.TB, b []byte) string {
-				_, fails := ground.DecodeRequest(b)
-				var s []string
-				for _, f := range fails {
-					s = append(s, f.Field+": "+f.Detail)
-				}
-				return strings.Join(s, "; ")
-			}},
+			decode: decodeRequest},
 		{name: "ground.DecodeRequest (pipeline)", doc: `{"pipeline":[{"id":"s","capability":"MOM_WZS","params":{"window":20},"inputs":["data"]}],"output":"s","metric":"SRP","data":"d.csv"}`, maps: []string{"params"},
-			decode: func(_ testing.TB, b []byte) string {
-				_, fails := ground.DecodeRequest(b)
-				var s []string
-				for _, f := range fails {
-					s = append(s, f.Field+": "+f.Detail)
-				}
-				return strings.Join(s, "; ")
-			}},
+			decode: decodeRequest},
 		{name: "contract.Decode", doc: `{"pre":[{"name":"a","expr":"true","message":"m"}],"post":[]}`, decode: func(_ testing.TB, b []byte) string {
 			_, _, err := contract.Decode(b, "family", nil)
 			return errText(err)
