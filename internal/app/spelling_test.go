@@ -167,5 +167,3 @@ func FuzzKeySpellings(f *testing.F) {
 		}
 	})
 }
-
-
