@@ -276,8 +276,54 @@ func DecodeRequest(data []byte) (Request, []Failure) {
 // decodeRequestPart is DecodeRequest for a request hashing.CheckStrict
 // has accepted, alone or as part of a larger document.
 func decodeRequestPart(data []byte) (Request, []Failure) {
+	if r, ok := decodeFamilyRequest(data); ok {
+		return r, nil
+	}
+	return decodeRequestFields(data)
+}
+
+// familyRequest is a family request's members, typed: what nearly every
+// request is. Anything else, and a request with any fault, goes to
+// decodeRequestFields, which reports each fault on its field.
+type familyRequest struct {
+	Family  string           `json:"family"`
+	Metric  string           `json:"metric"`
+	Params  map[string]Param `json:"params"`
+	Data    string           `json:"data"`
+	Unknown jsontext.Value   `json:",unknown"` // pipeline, output or a stray member
+}
+
+// decodeFamilyRequest decodes, with the same codec in one typed pass, a
+// family request decodeRequestFields would accept without a failure, and
+// the same Request; false for anything else (TestDecodeRequestPaths and
+// FuzzDecodeRequestPaths hold the two to that).
+func decodeFamilyRequest(data []byte) (Request, bool) {
+	var w familyRequest
+	if hashing.DecodePart(data, &w) != nil || w.Unknown != nil || len(w.Params) > MaxParams {
+		return Request{}, false
+	}
+	for _, s := range []string{w.Family, w.Metric, w.Data} {
+		if strings.TrimSpace(s) == "" || len(s) > MaxStringLen {
+			return Request{}, false
+		}
+	}
+	points := 1
+	for _, p := range w.Params {
+		points = min(points*len(p.Values), MaxGridPoints+1)
+	}
+	if points > MaxGridPoints {
+		return Request{}, false
+	}
+	if w.Params == nil {
+		w.Params = map[string]Param{}
+	}
+	return Request{Family: w.Family, Metric: w.Metric, Params: w.Params, Data: w.Data}, true
+}
+
+// decodeRequestFields decodes a request field by field, so that one bad
+// field does not hide the others.
+func decodeRequestFields(data []byte) (Request, []Failure) {
 	r := Request{Params: map[string]Param{}}
-	// Decode field by field so one bad field does not hide the others.
 	var raw map[string]jsontext.Value
 	if err := hashing.DecodePart(data, &raw); err != nil {
 		return r, []Failure{fail("request", F1, "", "not a JSON object: "+err.Error())}

@@ -172,3 +172,41 @@ func FuzzDecodeRequestRoundTrip(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) { checkRequest(t, data) })
 }
+
+// checkPaths: where the typed pass decodes a request, the field-by-field
+// pass decodes the same Request without a failure.
+func checkPaths(t *testing.T, data []byte) bool {
+	t.Helper()
+	if hashing.CheckStrict(data) != nil {
+		return false
+	}
+	fast, ok := decodeFamilyRequest(data)
+	if !ok {
+		return false
+	}
+	slow, fails := decodeRequestFields(data)
+	if len(fails) > 0 || !reflect.DeepEqual(fast, slow) {
+		t.Errorf("%s:\ntyped  %+v\nfields %+v %+v", data, fast, slow, fails)
+	}
+	return true
+}
+
+func TestDecodeRequestPaths(t *testing.T) {
+	for _, r := range acceptedRequests {
+		if !checkPaths(t, []byte(r)) {
+			t.Errorf("not decoded in one typed pass: %s", r)
+		}
+	}
+	for _, r := range strictRequests {
+		if _, fails := DecodeRequest([]byte(r)); len(fails) > 0 && checkPaths(t, []byte(r)) {
+			t.Errorf("a refused request decoded in one typed pass: %.200s", r)
+		}
+	}
+}
+
+func FuzzDecodeRequestPaths(f *testing.F) {
+	for _, r := range append(acceptedRequests, strictRequests...) {
+		f.Add([]byte(r))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { checkPaths(t, data) })
+}
