@@ -103,6 +103,18 @@ func DecodeFields(data []byte, v any) error {
 
 var fieldOptions = json.JoinOptions(strictOptions, json.RejectUnknownMembers(false))
 
+// DecodePartFields is to DecodeFields what DecodePart is to DecodeStrict:
+// it decodes the members of data that v declares, skipping the others,
+// with exact names, leaving the whole-document checks (CheckStrict) to
+// the caller, who has made those it needs (an upstream's answer checked
+// at its top level, whose other members are checked where they are used).
+func DecodePartFields(data []byte, v any) error {
+	if err := json.Unmarshal(data, v, fieldOptions); err != nil {
+		return &DecodeError{Reason: describe(err)}
+	}
+	return nil
+}
+
 // DecodeError is DecodePart's refusal. It is ErrMalformed; Reason is the
 // refusal without that prefix, for a caller that reports it per field.
 type DecodeError struct {

@@ -93,6 +93,13 @@ func (w *worker) readRecord(d hashing.Digest, raw []byte, full bool) decoded {
 	}
 	e, err := w.rr.readRecord(raw)
 	if err != nil {
+		// The record reader reads the trading kinds; a tool entry's
+		// layers are read by the strict decoder.
+		if t, terr := decodeToolRecord(raw); terr == nil {
+			e, err = t, nil
+		}
+	}
+	if err != nil {
 		return decoded{problem: fmt.Sprintf("record %s: %v", d, err)}
 	}
 	if !full {

@@ -12,6 +12,7 @@
 package registry
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -30,12 +31,20 @@ const (
 	KindMetric    Kind = "metric"
 	KindSignal    Kind = "signal"
 	KindRecipe    Kind = "recipe"
+	// KindTool is an upstream MCP server's tool (SPEC §14). Its sem, alg
+	// and impl layers are not the other kinds': they are held in
+	// Entry.Tool (see tool.go).
+	KindTool Kind = "tool"
 )
 
 // Kinds lists every valid kind in a fixed order.
-var kinds = []Kind{KindOperation, KindFamily, KindMetric, KindSignal, KindRecipe}
+var kinds = []Kind{KindOperation, KindFamily, KindMetric, KindSignal, KindRecipe, KindTool}
 
 // Entry is one capability: a name, a kind and its four layers.
+//
+// An entry of kind tool keeps its three behavioural layers in Tool and
+// leaves Sem, Alg and Impl zero; its JSON (MarshalJSON) writes Tool's
+// layers under the keys "sem", "alg" and "impl", as every entry does.
 type Entry struct {
 	Name string         `json:"name"`
 	Kind Kind           `json:"kind"`
@@ -43,6 +52,41 @@ type Entry struct {
 	Alg  Algebraic      `json:"alg"`
 	Impl Implementation `json:"impl"`
 	Disc Discovery      `json:"disc"`
+	// Tool holds the sem, alg and impl layers of a kind-tool entry; nil
+	// for every other kind.
+	Tool *ToolLayers `json:"-"`
+}
+
+// plainEntry is an Entry without its MarshalJSON method: the JSON of every
+// kind but tool (Tool is left out by its tag).
+type plainEntry Entry
+
+// toolEntryJSON is the JSON of a kind-tool entry: Tool's layers under the
+// keys every entry uses.
+type toolEntryJSON struct {
+	Name string             `json:"name"`
+	Kind Kind               `json:"kind"`
+	Sem  ToolSemantic       `json:"sem"`
+	Alg  ToolAlgebraic      `json:"alg"`
+	Impl ToolImplementation `json:"impl"`
+	Disc Discovery          `json:"disc"`
+}
+
+// wire is the value whose JSON is e's: the entry as declared for the
+// trading kinds, or its tool layers for a tool.
+func (e Entry) wire() any {
+	if e.Kind == KindTool && e.Tool != nil {
+		return toolEntryJSON{Name: e.Name, Kind: e.Kind, Sem: e.Tool.Sem, Alg: e.Tool.Alg, Impl: e.Tool.Impl, Disc: e.Disc}
+	}
+	return plainEntry(e)
+}
+
+// MarshalJSON writes the entry's JSON: encoding/json's of the declared
+// fields, as before kind tool existed (byte for byte), and for a tool
+// entry its Tool layers as "sem", "alg" and "impl". The registry's own
+// canonical bytes (recordBytes, Identity) do not go through it.
+func (e Entry) MarshalJSON() ([]byte, error) {
+	return json.Marshal(e.wire())
 }
 
 // Semantic is the behavioural contract of a capability.
@@ -147,11 +191,20 @@ type Discovery struct {
 	Tags        []string `json:"tags,omitempty"`
 	Examples    []string `json:"examples,omitempty"`
 	Deprecated  bool     `json:"deprecated,omitempty"`
+	// Title is a short human name (an MCP tool's title); absent when
+	// empty, so entries without one keep their bytes.
+	Title string `json:"title,omitempty"`
 }
 
 // Identity returns the entry's pinned capability identity, computed over
-// sem, alg and impl only.
+// sem, alg and impl only (a tool's from its Tool layers).
 func (e Entry) Identity() (hashing.Digest, error) {
+	if e.Kind == KindTool {
+		if e.Tool == nil {
+			return hashing.Digest{}, fmt.Errorf("%w: tool entry %q has no tool layers", ErrInvalidEntry, e.Name)
+		}
+		return e.Tool.Identity()
+	}
 	return hashing.Identity(e.Sem, e.Alg, e.Impl)
 }
 
@@ -164,7 +217,7 @@ func (e Entry) DiscoveryDigest() (hashing.Digest, error) {
 // recordDigest keys the full stored entry (name, kind and all four
 // layers): it changes whenever anything about the entry changes.
 func (e Entry) recordBytes() ([]byte, error) {
-	return hashing.Canonical(e)
+	return hashing.Canonical(e.wire())
 }
 
 // Clone returns a deep copy of e: nothing in it aliases e's slices or
@@ -194,6 +247,10 @@ func (e Entry) Clone() Entry {
 	c.Disc.Aliases = slices.Clone(e.Disc.Aliases)
 	c.Disc.Tags = slices.Clone(e.Disc.Tags)
 	c.Disc.Examples = slices.Clone(e.Disc.Examples)
+	if e.Tool != nil {
+		t := e.Tool.Clone()
+		c.Tool = &t
+	}
 	return c
 }
 

@@ -74,6 +74,9 @@ func leaves(v reflect.Value, path string, visit func(path string, mutate func())
 	case reflect.Struct:
 		for i := 0; i < v.NumField(); i++ {
 			tag := strings.Split(v.Type().Field(i).Tag.Get("json"), ",")[0]
+			if tag == "-" {
+				continue // Entry.Tool: a tool entry's layers (TestToolIdentity)
+			}
 			leaves(v.Field(i), path+"."+tag, visit)
 		}
 	case reflect.Slice:

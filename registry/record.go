@@ -245,6 +245,8 @@ func (r *recordReader) disc(d *Discovery) error {
 			d.Examples, err = r.strs()
 		case "tags":
 			d.Tags, err = r.strs()
+		case "title":
+			d.Title, err = r.str(false)
 		default:
 			return fmt.Errorf("%w: unknown field %q in disc", errRecordSyntax, key)
 		}

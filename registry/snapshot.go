@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -19,6 +20,59 @@ import (
 type Capability struct {
 	Entry
 	Identity hashing.Digest `json:"identity"`
+}
+
+// MarshalJSON writes the entry's JSON (Entry.MarshalJSON) with its
+// identity. Without it, Entry's method, promoted, would leave the identity
+// out.
+func (c Capability) MarshalJSON() ([]byte, error) {
+	if w, ok := c.Entry.wire().(toolEntryJSON); ok {
+		return json.Marshal(struct {
+			toolEntryJSON
+			Identity hashing.Digest `json:"identity"`
+		}{w, c.Identity})
+	}
+	return json.Marshal(struct {
+		plainEntry
+		Identity hashing.Digest `json:"identity"`
+	}{plainEntry(c.Entry), c.Identity})
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, a tool entry's shape or the
+// others', by the project's rules (hashing.DecodePart: exact names,
+// unknown members refused; the caller's decoder has checked the document
+// as a whole). Without it, encoding/json v2 (which the strict decoder is)
+// would refuse to inline an embedded Entry that has a MarshalJSON method.
+func (c *Capability) UnmarshalJSON(data []byte) error {
+	var k struct {
+		Kind Kind `json:"kind"`
+	}
+	if err := hashing.DecodePartFields(data, &k); err != nil {
+		return err
+	}
+	if k.Kind == KindTool {
+		var w struct {
+			toolEntryJSON
+			Identity hashing.Digest `json:"identity"`
+		}
+		if err := hashing.DecodePart(data, &w); err != nil {
+			return err
+		}
+		if string(w.Alg.OutputSchema) == "null" {
+			w.Alg.OutputSchema = nil
+		}
+		*c = Capability{Entry: Entry{Name: w.Name, Kind: w.Kind, Disc: w.Disc, Tool: &ToolLayers{Sem: w.Sem, Alg: w.Alg, Impl: w.Impl}}, Identity: w.Identity}
+		return nil
+	}
+	var w struct {
+		plainEntry
+		Identity hashing.Digest `json:"identity"`
+	}
+	if err := hashing.DecodePart(data, &w); err != nil {
+		return err
+	}
+	*c = Capability{Entry: Entry(w.plainEntry), Identity: w.Identity}
+	return nil
 }
 
 // Change describes the mutation that produced a version.

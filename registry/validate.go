@@ -82,14 +82,7 @@ func decodeEntry(data []byte, label string, checked bool, w *worker) (Entry, err
 	}
 	// Decode the layers as raw messages first so a missing layer is
 	// reported as missing rather than silently zero.
-	var raw struct {
-		Name string          `json:"name"`
-		Kind Kind            `json:"kind"`
-		Sem  json.RawMessage `json:"sem"`
-		Alg  json.RawMessage `json:"alg"`
-		Impl json.RawMessage `json:"impl"`
-		Disc json.RawMessage `json:"disc"`
-	}
+	var raw rawEntry
 	decode := hashing.DecodeStrict
 	if checked {
 		decode = hashing.DecodePart
@@ -102,20 +95,14 @@ func decodeEntry(data []byte, label string, checked bool, w *worker) (Entry, err
 	}
 	e := Entry{Name: raw.Name, Kind: raw.Kind}
 	var fe []FieldError
-	layer := func(key string, msg json.RawMessage, into any) {
-		if len(msg) == 0 || string(msg) == "null" {
-			fe = append(fe, FieldError{key, "layer is missing"})
-			return
-		}
-		// The whole document passed DecodeStrict.
-		if err := hashing.DecodePart(msg, into); err != nil {
-			fe = append(fe, FieldError{key, err.Error()})
-		}
+	if raw.Kind == KindTool {
+		e.Tool = decodeToolLayers(raw.Sem, raw.Alg, raw.Impl, &fe)
+	} else {
+		decodeLayer("sem", raw.Sem, &e.Sem, &fe)
+		decodeLayer("alg", raw.Alg, &e.Alg, &fe)
+		decodeLayer("impl", raw.Impl, &e.Impl, &fe)
 	}
-	layer("sem", raw.Sem, &e.Sem)
-	layer("alg", raw.Alg, &e.Alg)
-	layer("impl", raw.Impl, &e.Impl)
-	layer("disc", raw.Disc, &e.Disc)
+	decodeLayer("disc", raw.Disc, &e.Disc, &fe)
 	if len(fe) > 0 {
 		return Entry{}, &ValidationError{Entry: label, Fields: fe}
 	}
@@ -123,6 +110,31 @@ func decodeEntry(data []byte, label string, checked bool, w *worker) (Entry, err
 		return Entry{}, err
 	}
 	return e, nil
+}
+
+// rawEntry is an entry with its layers undecoded: their shape depends on
+// the kind.
+type rawEntry struct {
+	Name string          `json:"name"`
+	Kind Kind            `json:"kind"`
+	Sem  json.RawMessage `json:"sem"`
+	Alg  json.RawMessage `json:"alg"`
+	Impl json.RawMessage `json:"impl"`
+	Disc json.RawMessage `json:"disc"`
+}
+
+// decodeLayer decodes the layer key (a part of a document DecodeStrict
+// accepted as a whole) into into, adding a FieldError when it is missing
+// or does not decode, so a missing layer is reported as missing rather
+// than silently zero.
+func decodeLayer(key string, msg json.RawMessage, into any, fe *[]FieldError) {
+	if len(msg) == 0 || string(msg) == "null" {
+		*fe = append(*fe, FieldError{key, "layer is missing"})
+		return
+	}
+	if err := hashing.DecodePart(msg, into); err != nil {
+		*fe = append(*fe, FieldError{key, err.Error()})
+	}
 }
 
 // Validate reports every problem with e, or nil. It does not check the
@@ -192,16 +204,31 @@ func (e Entry) validate(label string, v *validator) error {
 	add := func(field, format string, args ...any) {
 		fe = append(fe, FieldError{field, fmt.Sprintf(format, args...)})
 	}
+	maxName := MaxNameLen
+	if e.Kind == KindTool {
+		maxName = MaxToolNameLen
+	}
 	switch {
 	case e.Name == "":
 		add("name", "must not be empty")
-	case len(e.Name) > MaxNameLen:
-		add("name", "longer than %d characters", MaxNameLen)
+	case len(e.Name) > maxName:
+		add("name", "longer than %d characters", maxName)
 	case !nameRE.MatchString(e.Name):
 		add("name", "%q must start with a letter and hold only letters, digits and _ . + -", e.Name)
 	}
 	if !slices.Contains(kinds, e.Kind) {
 		add("kind", "unknown kind %q (want one of %s)", e.Kind, joinQuoted(kinds))
+	}
+	if e.Kind == KindTool {
+		e.validateTool(add)
+		e.validateDisc(true, add)
+		if len(fe) == 0 {
+			return nil
+		}
+		return &ValidationError{Entry: label, Fields: fe}
+	}
+	if e.Tool != nil {
+		add("kind", "only a tool entry has tool layers")
 	}
 
 	// sem
@@ -269,8 +296,18 @@ func (e Entry) validate(label string, v *validator) error {
 		add("impl.expr", "%v", err)
 	}
 
-	// disc
-	if strings.TrimSpace(e.Disc.Description) == "" {
+	e.validateDisc(false, add)
+
+	if len(fe) == 0 {
+		return nil
+	}
+	return &ValidationError{Entry: label, Fields: fe}
+}
+
+// validateDisc adds the problems of the disc layer. A tool may have no
+// description: its upstream may declare none.
+func (e Entry) validateDisc(tool bool, add func(string, string, ...any)) {
+	if !tool && strings.TrimSpace(e.Disc.Description) == "" {
 		add("disc.description", "must not be empty")
 	}
 	checkTerms("disc.aliases", e.Disc.Aliases, add)
@@ -280,11 +317,6 @@ func (e Entry) validate(label string, v *validator) error {
 			add(fmt.Sprintf("disc.examples[%d]", i), "must not be empty")
 		}
 	}
-
-	if len(fe) == 0 {
-		return nil
-	}
-	return &ValidationError{Entry: label, Fields: fe}
 }
 
 func validateParam(field string, p Param, seen map[string]bool, add func(string, string, ...any)) {

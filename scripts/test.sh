@@ -7,8 +7,12 @@
 # tests run every corpus through both), Python with pandas and numpy (the
 # strategy engine's reference) and with cryptography (the independent DSSE
 # verifier), and curl, jq and openssl (the documentation's commands, run by
-# docs/docs_test.go). Each missing one is installed from its Debian package
-# with apt-get (as root, or through sudo).
+# docs/docs_test.go), and node with npm (the real MCP servers the gateway
+# tests run: tools/package.json pins them, tools/package-lock.json locks
+# them). Each missing one is installed from its Debian package with
+# apt-get (as root, or through sudo); then, when tools/node_modules is
+# missing or older than the lockfile, `npm ci --prefix tools` installs the
+# locked packages (node_modules is not committed).
 #
 # Then GROUNDGATE_REQUIRE_TOOLS=1: a test whose tool is still missing fails
 # instead of skipping. GROUNDGATE_PYTHON (default /usr/bin/python3, the
@@ -31,6 +35,8 @@ missing() {
   for tool in z3 cvc5 curl jq openssl git; do
     command -v "$tool" >/dev/null 2>&1 || pkgs+=("$tool")
   done
+  command -v node >/dev/null 2>&1 || pkgs+=(nodejs)
+  command -v npm >/dev/null 2>&1 || pkgs+=(npm)
   echo "${pkgs[*]:-}"
 }
 
@@ -57,6 +63,13 @@ if [ -n "$need" ]; then
     echo "scripts/test.sh: still missing after apt-get install: $still (GROUNDGATE_PYTHON=$GROUNDGATE_PYTHON)" >&2
     exit 1
   fi
+fi
+
+# The npm packages the tests run (server-everything, server-filesystem):
+# installed from the lockfile, without install scripts.
+if [ ! -f tools/node_modules/.package-lock.json ] || [ tools/package-lock.json -nt tools/node_modules/.package-lock.json ]; then
+  echo "== npm ci --prefix tools (node $(node --version))"
+  npm ci --prefix tools --ignore-scripts --no-audit --no-fund
 fi
 
 export GROUNDGATE_REQUIRE_TOOLS=1

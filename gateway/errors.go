@@ -1,0 +1,100 @@
+package gateway
+
+import (
+	"errors"
+	"fmt"
+	"unicode/utf8"
+)
+
+// Sentinel errors. Callers match them with errors.Is; the REST layer maps
+// each to one problem type and status (given here) in one place. Every
+// error a call returns wraps exactly one of the call kinds below, or is
+// the caller's own context error.
+var (
+	// ErrInvalidConfig is returned by DecodeConfig and Config.Validate for
+	// an upstream configuration that does not decode or is not valid: an
+	// unknown field, a bad name, an empty argv, a URL that is not http or
+	// https, a value over its bound. REST: 400.
+	ErrInvalidConfig = errors.New("invalid upstream configuration")
+
+	// ErrUnavailable is returned by Call when the upstream cannot take the
+	// call: it is not connected (never was, or its session ended and the
+	// gateway is reconnecting), or the connection ended during the call
+	// (a crashed process, a closed stream). REST: 502.
+	ErrUnavailable = errors.New("upstream unavailable")
+
+	// ErrTimeout is returned by Call when the upstream did not answer
+	// within the per-call time limit (Limits.CallTimeout). The upstream is
+	// told the call is cancelled. REST: 504.
+	ErrTimeout = errors.New("upstream timed out")
+
+	// ErrResultTooLarge is returned by Call when the result, in RFC 8785
+	// form, is larger than Limits.MaxResultBytes, or when the upstream sent
+	// a message larger than Limits.MaxMessageBytes while the call waited
+	// for its answer (the message is refused unread). REST: 502.
+	ErrResultTooLarge = errors.New("upstream result too large")
+
+	// ErrProtocol is returned when the upstream answers with something
+	// that is not the MCP it promised: malformed JSON or JSON-RPC, a
+	// duplicate key, a result that is not a CallToolResult, a tool list
+	// that does not decode or repeats its cursor. Call returns it for the
+	// call's answer; the connection loop records it as the last error and
+	// reconnects when the stream itself is garbage. REST: 502.
+	ErrProtocol = errors.New("upstream protocol error")
+
+	// ErrCallRejected is returned by Call when the upstream answered the
+	// call with a JSON-RPC error (an unknown tool, invalid params, an
+	// internal error) rather than a CallToolResult. It is wrapped in an
+	// *RPCError holding the code and the upstream's message (untrusted
+	// text). A tool's own failure is a result with isError, not this.
+	// REST: 502.
+	ErrCallRejected = errors.New("upstream rejected the call")
+
+	// ErrBusy is returned by Call when the upstream already has
+	// Limits.MaxConcurrent calls in flight and no slot freed within
+	// Limits.QueueWait. Nothing was sent upstream. REST: 503.
+	ErrBusy = errors.New("upstream busy")
+
+	// ErrToolList is returned (and recorded as the last error) when the
+	// upstream's tool list is over the limits: more than Limits.MaxTools
+	// tools or Limits.MaxToolListBytes bytes over all pages. The session
+	// is dropped and retried with backoff. REST (sync): 502.
+	ErrToolList = errors.New("upstream tool list refused")
+
+	// ErrInvalidTool is returned by ToolEntry for a live tool that cannot
+	// become a registry entry (see LiveTool.Problem): a name the registry
+	// cannot hold, a missing or malformed schema. REST (sync): reported per
+	// tool in the plan.
+	ErrInvalidTool = errors.New("tool cannot become an entry")
+
+	// ErrClosed is returned by Call and Refresh after Close.
+	ErrClosed = errors.New("upstream closed")
+)
+
+// RPCError is the JSON-RPC error an upstream answered a call with. It
+// wraps ErrCallRejected.
+type RPCError struct {
+	Code int64
+	// Message is the upstream's text: untrusted, shown to an admin at
+	// most, never to an agent as if it were groundgate's.
+	Message string
+}
+
+func (e *RPCError) Error() string {
+	return fmt.Sprintf("%v: JSON-RPC error %d: %s", ErrCallRejected, e.Code, clip(e.Message, 200))
+}
+
+// Unwrap makes errors.Is(err, ErrCallRejected) true.
+func (e *RPCError) Unwrap() error { return ErrCallRejected }
+
+// clip shortens untrusted or long text quoted in an error to about n
+// bytes, cutting between characters.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
