@@ -18,6 +18,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/groundgate/groundgate/gateway/upstreamtest"
+	"github.com/groundgate/groundgate/internal/testio"
 )
 
 // bin is the command, built once by TestMain.
@@ -243,13 +244,10 @@ func TestManyTools(t *testing.T) {
 }
 
 func TestToolBench(t *testing.T) {
-	dir := os.Getenv("GROUNDGATE_TOOL_DISCOVERY")
-	if dir == "" {
-		dir = "/work/shared/data/tool-discovery"
-	}
+	dir := testio.SharedData(t, "tool-discovery")
 	want, err := upstreamtest.ToolBenchCount(dir)
 	if err != nil {
-		t.Skipf("no StableToolBench data (set GROUNDGATE_TOOL_DISCOVERY): %v", err)
+		t.Fatal(err)
 	}
 	cs, _ := connectHTTP(t, nil, "--toolbench", dir)
 	if n := len(upstreamtest.ListAll(t, cs)); n != want || n != 2479 {

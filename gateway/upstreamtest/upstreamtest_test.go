@@ -17,6 +17,7 @@ import (
 
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/hashing/hashingtest"
+	"github.com/groundgate/groundgate/internal/testio"
 )
 
 // transports start an Upstream of a Config in-process and give a client's
@@ -375,17 +376,10 @@ func TestDeterministicBytes(t *testing.T) {
 	}
 }
 
-// toolDiscovery is the StableToolBench data's directory:
-// $GROUNDGATE_TOOL_DISCOVERY, else where the project keeps it.
+// toolDiscovery is the StableToolBench data's directory, in the shared
+// folder beside the repository.
 func toolDiscovery(t *testing.T) string {
-	dir := os.Getenv("GROUNDGATE_TOOL_DISCOVERY")
-	if dir == "" {
-		dir = "/work/shared/data/tool-discovery"
-	}
-	if _, err := os.Stat(filepath.Join(dir, ToolBenchFile)); err != nil {
-		t.Skipf("no StableToolBench data (set GROUNDGATE_TOOL_DISCOVERY): %v", err)
-	}
-	return dir
+	return testio.SharedData(t, "tool-discovery")
 }
 
 func TestToolBench(t *testing.T) {

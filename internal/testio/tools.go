@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -87,4 +88,38 @@ func lastLine(out []byte, err error) string {
 		return err.Error()
 	}
 	return s
+}
+
+// SharedEnv names the folder of the project's shared material (SPEC,
+// data); by default the shared/ beside the repository, where CI and every
+// developer have it.
+const SharedEnv = "GROUNDGATE_SHARED"
+
+// SharedData returns shared/data/rel: the data sets nobody here wrote
+// (StableToolBench, τ-bench). A missing one is a MissingTool.
+func SharedData(tb testing.TB, rel string) string {
+	tb.Helper()
+	root := os.Getenv(SharedEnv)
+	if root == "" {
+		dir, err := os.Getwd()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for {
+			if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+				break
+			}
+			parent := filepath.Dir(dir)
+			if parent == dir {
+				tb.Fatal("testio: no go.mod above the test's directory")
+			}
+			dir = parent
+		}
+		root = filepath.Join(filepath.Dir(dir), "shared")
+	}
+	path := filepath.Join(root, "data", rel)
+	if _, err := os.Stat(path); err != nil {
+		MissingTool(tb, fmt.Sprintf("shared data %s: %v (set %s to the shared folder)", rel, err, SharedEnv))
+	}
+	return path
 }
