@@ -124,9 +124,9 @@ func (n *node) write(b []byte, e edit) []byte {
 	return append(b, n.raw...)
 }
 
-// otherCase is s with the case of its first cased letter swapped, or ""
+// OtherCase is s with the case of its first cased letter swapped, or ""
 // when s has no cased letter.
-func otherCase(s string) string {
+func OtherCase(s string) string {
 	for i, r := range s {
 		var o rune
 		switch {
@@ -160,7 +160,7 @@ func KeyMutations(doc []byte) []Mutation {
 			if n.object {
 				name := n.names[i]
 				out = append(out, Mutation{Doc: root.write(nil, edit{n, i, "duplicate", name}), Key: name, Kind: "duplicate", Top: top})
-				if o := otherCase(name); o != "" && !strings.ContainsAny(name, `"\`) {
+				if o := OtherCase(name); o != "" && !strings.ContainsAny(name, `"\`) {
 					out = append(out,
 						Mutation{Doc: root.write(nil, edit{n, i, "case-duplicate", o}), Key: o, Kind: "case-duplicate", Top: top},
 						Mutation{Doc: root.write(nil, edit{n, i, "case", o}), Key: o, Kind: "case", Top: top})
@@ -172,10 +172,6 @@ func KeyMutations(doc []byte) []Mutation {
 	walk(root, true)
 	return out
 }
-
-// OtherCase is s with the case of its first cased letter swapped, or ""
-// when s has none.
-func OtherCase(s string) string { return otherCase(s) }
 
 // WithPair returns doc with two members, a and b, both null, added to
 // its obj-th object (in document order, modulo the number of objects),
