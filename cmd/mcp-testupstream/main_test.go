@@ -243,13 +243,19 @@ func TestManyTools(t *testing.T) {
 	}
 }
 
+// --toolbench on the fixture the repository ships, then on the real
+// 2,479 APIs from the shared data beside the repository.
 func TestToolBench(t *testing.T) {
+	cs, _ := connectHTTP(t, nil, "--toolbench", "../../gateway/upstreamtest/testdata/toolbench")
+	if n := len(upstreamtest.ListAll(t, cs)); n != 3 {
+		t.Fatalf("%d tools for the fixture's 3 APIs", n)
+	}
 	dir := testio.SharedData(t, "tool-discovery")
 	want, err := upstreamtest.ToolBenchCount(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, _ := connectHTTP(t, nil, "--toolbench", dir)
+	cs, _ = connectHTTP(t, nil, "--toolbench", dir)
 	if n := len(upstreamtest.ListAll(t, cs)); n != want || n != 2479 {
 		t.Fatalf("%d tools for %d APIs", n, want)
 	}

@@ -382,6 +382,28 @@ func toolDiscovery(t *testing.T) string {
 	return testio.SharedData(t, "tool-discovery")
 }
 
+// The StableToolBench format on a fixture the repository ships: every
+// machine runs this.
+func TestToolBenchFixture(t *testing.T) {
+	_, url := StartHTTP(t, Config{ToolBench: "testdata/toolbench"})
+	cs := Connect(t, &sdk.StreamableClientTransport{Endpoint: url}, nil, nil)
+	tools := ListAll(t, cs)
+	if n, err := ToolBenchCount("testdata/toolbench"); err != nil || len(tools) != 3 || n != 3 {
+		t.Fatalf("%d tools, %d APIs, %v", len(tools), n, err)
+	}
+	tide := tools["Tide_Tables__Next_High_Tide"]
+	if tide == nil || tide.Title != "Tide Tables: Next High Tide" {
+		t.Fatalf("tool %+v", tide)
+	}
+	sameJSON(t, "tide schema", tide.InputSchema, `{"type":"object","properties":{"harbour":{"type":"string","description":"Harbour code"},"date":{"type":"string","format":"date","description":"Day to look at"}},"required":["harbour"]}`)
+	const name = "Tide_Tables__List_Harbours"
+	want := `{"api":"` + name + `","arguments":{"page":2}}`
+	if got := Text(t, Call(t, cs, name, map[string]any{"page": 2})); got != want {
+		t.Fatalf("call: %s, want %s", got, want)
+	}
+}
+
+// The real 2,479 APIs, from the shared data beside the repository.
 func TestToolBench(t *testing.T) {
 	dir := toolDiscovery(t)
 	raw, err := os.ReadFile(filepath.Join(dir, ToolBenchFile))

@@ -96,7 +96,11 @@ func lastLine(out []byte, err error) string {
 const SharedEnv = "GROUNDGATE_SHARED"
 
 // SharedData returns shared/data/rel: the data sets nobody here wrote
-// (StableToolBench, τ-bench). A missing one is a MissingTool.
+// (StableToolBench, τ-bench). They are not in the repository, so a clone
+// outside the project's workspace has none and skips the tests that read
+// them (each feature is also tested on a small fixture the repository
+// ships); CI has them beside its clone, so there (CI set) a missing one
+// fails.
 func SharedData(tb testing.TB, rel string) string {
 	tb.Helper()
 	root := os.Getenv(SharedEnv)
@@ -119,7 +123,11 @@ func SharedData(tb testing.TB, rel string) string {
 	}
 	path := filepath.Join(root, "data", rel)
 	if _, err := os.Stat(path); err != nil {
-		MissingTool(tb, fmt.Sprintf("shared data %s: %v (set %s to the shared folder)", rel, err, SharedEnv))
+		msg := fmt.Sprintf("shared data %s: %v (set %s to the shared folder)", rel, err, SharedEnv)
+		if os.Getenv("CI") != "" {
+			tb.Fatal(msg + " (CI is set, and CI has shared/ beside its clone)")
+		}
+		tb.Skip(msg)
 	}
 	return path
 }
