@@ -88,6 +88,7 @@ func Poisoning(e registry.Entry) []Flag {
 		flags = append(flags, screenText(field, text)...)
 	}
 	screen("name", e.Name)
+	screen("disc.title", e.Disc.Title)
 	screen("disc.description", e.Disc.Description)
 	for i, a := range e.Disc.Aliases {
 		screen(fmt.Sprintf("disc.aliases[%d]", i), a)
@@ -100,6 +101,10 @@ func Poisoning(e registry.Entry) []Flag {
 	}
 	return flags
 }
+
+// ScreenText applies the screen's rules to one text (a tool's result, say),
+// naming it field in what it flags.
+func ScreenText(field, text string) []Flag { return screenText(field, text) }
 
 // screenText applies every rule to one field: hidden characters on the
 // raw text, then instructions and links on what a reader sees of it.

@@ -78,7 +78,7 @@ func Compare(upstream string, pin Pin, server ServerInfo, live []LiveTool, inFor
 		switch {
 		case !inForceNow:
 			row.State = StateNew
-		case row.Live.IsZero() || row.Live != c.Identity:
+		case row.Live.IsZero() || row.Live != BaseIdentity(c):
 			row.Identity, row.State = c.Identity, StateDrift
 		default:
 			row.Identity, row.State = c.Identity, StateOK
@@ -95,4 +95,20 @@ func Compare(upstream string, pin Pin, server ServerInfo, live []LiveTool, inFor
 	}
 	slices.SortFunc(out, func(a, b ToolState) int { return strings.Compare(a.Name, b.Name) })
 	return out
+}
+
+// BaseIdentity is the identity of a tool entry without its overlay's
+// contract: what the upstream itself declares, so what a live tool's
+// identity is compared with. A contract is the admin's, never drift.
+func BaseIdentity(c registry.Capability) hashing.Digest {
+	if c.Tool == nil || c.Tool.Sem.Contract.Empty() {
+		return c.Identity
+	}
+	t := *c.Tool
+	t.Sem.Contract = nil
+	id, err := t.Identity()
+	if err != nil {
+		return c.Identity
+	}
+	return id
 }

@@ -98,3 +98,28 @@ func clip(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
+
+// Kind is the problem type and HTTP status an upstream's failure is
+// answered with (SPEC §14: 502 or 504, never a 500; 503 when the
+// upstream is busy): the one mapping, used by the REST layer and
+// recorded in call footprints. ok is false for errors that are not an
+// upstream's.
+func Kind(err error) (status int, kind string, ok bool) {
+	switch {
+	case errors.Is(err, ErrTimeout):
+		return 504, "upstream-timeout", true
+	case errors.Is(err, ErrBusy):
+		return 503, "upstream-busy", true
+	case errors.Is(err, ErrResultTooLarge):
+		return 502, "upstream-result-too-large", true
+	case errors.Is(err, ErrProtocol):
+		return 502, "upstream-protocol-error", true
+	case errors.Is(err, ErrCallRejected):
+		return 502, "upstream-rejected", true
+	case errors.Is(err, ErrToolList):
+		return 502, "upstream-tool-list-refused", true
+	case errors.Is(err, ErrUnavailable), errors.Is(err, ErrClosed):
+		return 502, "upstream-unavailable", true
+	}
+	return 0, "", false
+}

@@ -36,54 +36,74 @@ func (evidenceCheck) Name() string { return "evidence" }
 
 func (c evidenceCheck) Check(ctx context.Context, a *Admission) ([]Failure, error) {
 	p := a.proposal
+	res, f, err := c.g.Evidence(ctx, p.DiscoveryID, p.Inline)
+	if err != nil || f != nil {
+		if f != nil {
+			return []Failure{*f}, nil
+		}
+		return nil, err
+	}
+	a.evidence = res
+	return nil, nil
+}
+
+// Evidence establishes that discovery evidence is genuine: a record this
+// server stored (id), or inline evidence that re-derives to the same
+// bytes from its own terms at its own registry version. It returns the
+// evidence, or the failure (F1 when none or both are given, F8 when its
+// provenance fails); an error means the check could not run. The gate's
+// evidence check and the gateway's calls (SPEC §14) share it.
+func (g *Gate) Evidence(ctx context.Context, id hashing.Digest, inline []byte) (*discover.Result, *Failure, error) {
+	failure := func(field string, code Code, value, detail string) (*discover.Result, *Failure, error) {
+		f := fail(field, code, value, detail)
+		return nil, &f, nil
+	}
 	switch {
-	case !p.DiscoveryID.IsZero() && p.Inline != nil:
-		return []Failure{fail("discovery", F1, "", "give the evidence as an id or inline, not both")}, nil
-	case p.DiscoveryID.IsZero() && p.Inline == nil:
-		return []Failure{fail("discovery", F1, "", "discovery evidence is missing: run discovery on the researcher's prompt and pass its id")}, nil
-	case !p.DiscoveryID.IsZero():
-		res, err := c.g.cache.lookup(ctx, c.g.ev, p.DiscoveryID)
+	case !id.IsZero() && inline != nil:
+		return failure("discovery", F1, "", "give the evidence as an id or inline, not both")
+	case id.IsZero() && inline == nil:
+		return failure("discovery", F1, "", "discovery evidence is missing: run discovery on the researcher's prompt and pass its id")
+	case !id.IsZero():
+		res, err := g.cache.lookup(ctx, g.ev, id)
 		switch {
 		case errors.Is(err, discover.ErrNotFound):
-			return []Failure{fail("discovery", F8, p.DiscoveryID.String(), "this server never produced discovery evidence with this id")}, nil
+			return failure("discovery", F8, id.String(), "this server never produced discovery evidence with this id")
 		case errors.Is(err, discover.ErrCorrupt):
-			return []Failure{fail("discovery", F8, p.DiscoveryID.String(), "the stored evidence no longer hashes to its id")}, nil
+			return failure("discovery", F8, id.String(), "the stored evidence no longer hashes to its id")
 		case err != nil:
-			return nil, err
+			return nil, nil, err
 		}
-		a.evidence = &res
-		return nil, nil
+		return &res, nil, nil
 	}
 
-	canon, err := hashing.CanonicalizeJSON(p.Inline)
+	canon, err := hashing.CanonicalizeJSON(inline)
 	if err != nil {
-		return []Failure{fail("discovery", F1, "", "inline evidence is not valid JSON: "+err.Error())}, nil
+		return failure("discovery", F1, "", "inline evidence is not valid JSON: "+err.Error())
 	}
 	var claimed discover.Result
-	if err := hashing.DecodeStrict(p.Inline, &claimed); err != nil {
-		return []Failure{fail("discovery", F8, "", "inline evidence is not a discovery result: "+err.Error())}, nil
+	if err := hashing.DecodeStrict(inline, &claimed); err != nil {
+		return failure("discovery", F8, "", "inline evidence is not a discovery result: "+err.Error())
 	}
 	if claimed.Version == 0 || len(claimed.Terms) == 0 {
-		return []Failure{fail("discovery", F8, claimed.ID.String(), "inline evidence names no registry version or no terms")}, nil
+		return failure("discovery", F8, claimed.ID.String(), "inline evidence names no registry version or no terms")
 	}
-	derived, err := c.g.ev.Rederive(ctx, claimed.Terms, claimed.Version)
+	derived, err := g.ev.Rederive(ctx, claimed.Terms, claimed.Version)
 	switch {
 	case errors.Is(err, registry.ErrNotFound):
-		return []Failure{fail("discovery", F8, claimed.ID.String(), fmt.Sprintf("registry version %d does not exist on this server: foreign evidence", claimed.Version))}, nil
+		return failure("discovery", F8, claimed.ID.String(), fmt.Sprintf("registry version %d does not exist on this server: foreign evidence", claimed.Version))
 	case errors.Is(err, discover.ErrBadQuery):
-		return []Failure{fail("discovery", F8, claimed.ID.String(), "inline evidence has terms this server would not accept: "+err.Error())}, nil
+		return failure("discovery", F8, claimed.ID.String(), "inline evidence has terms this server would not accept: "+err.Error())
 	case err != nil:
-		return nil, err
+		return nil, nil, err
 	}
 	want, err := hashing.Canonical(derived)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if !bytes.Equal(canon, want) {
-		return []Failure{fail("discovery", F8, claimed.ID.String(), "inline evidence differs from what this server derives from its terms at version "+fmt.Sprint(claimed.Version)+": "+describeDiff(claimed, derived))}, nil
+		return failure("discovery", F8, claimed.ID.String(), "inline evidence differs from what this server derives from its terms at version "+fmt.Sprint(claimed.Version)+": "+describeDiff(claimed, derived))
 	}
-	a.evidence = &derived
-	return nil, nil
+	return &derived, nil, nil
 }
 
 // describeDiff says, for a person, the first way forged evidence differs.

@@ -24,6 +24,9 @@ const (
 	// Policies (SPEC §10): a solver-checked policy does not entail allow
 	// for some point of the request's grid.
 	F11 Code = "F11"
+	// The gateway (SPEC §14): a call to an upstream tool whose live
+	// definition no longer matches the entry in force.
+	F12 Code = "F12"
 )
 
 // Failure is one failing field of a proposal.

@@ -11,9 +11,11 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/groundgate/groundgate/artifacts"
+	"github.com/groundgate/groundgate/calls"
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/execution"
 	"github.com/groundgate/groundgate/fuzz/runs"
+	"github.com/groundgate/groundgate/gateway"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/policy"
@@ -38,6 +40,9 @@ type Problem struct {
 	Errors []registry.FieldError `json:"errors,omitempty"`
 	// Duplicate identities.
 	Existing string `json:"existing,omitempty"`
+	// Call is the footprint of a call to an upstream tool that ran (an
+	// upstream failure, a result refused by F10).
+	Call *calls.Footprint `json:"call,omitempty"`
 }
 
 const problemPrefix = "urn:groundgate:problem:"
@@ -72,6 +77,12 @@ const (
 	ptFuzzRunning    = "fuzz-run-in-progress"
 	ptInvalidFuzzRun = "invalid-fuzz-run"
 	ptNotReady       = "not-ready"
+	// The gateway (SPEC §14).
+	ptInvalidUpstream = "invalid-upstream"
+	ptInvalidOverlay  = "invalid-overlay"
+	ptNotReplayable   = "not-replayable"
+	ptCallRefused     = "call-refused"
+	ptResultRefused   = "result-refused"
 )
 
 // retryAfterSeconds is what a busy executor asks a client to wait: about
@@ -89,34 +100,47 @@ var kinds = map[string]struct {
 	status int
 	title  string
 }{
-	ptMalformed:      {http.StatusBadRequest, "Malformed request"},
-	ptBadQuery:       {http.StatusBadRequest, "Bad discovery query"},
-	ptInvalidEntry:   {http.StatusUnprocessableEntity, "Invalid capability entry"},
-	ptNotGrounded:    {http.StatusUnprocessableEntity, "Request not grounded"},
-	ptNotFound:       {http.StatusNotFound, "Not found"},
-	ptDuplicate:      {http.StatusConflict, "Duplicate capability identity"},
-	ptUnauthorized:   {http.StatusUnauthorized, "Unauthorized"},
-	ptWritesOff:      {http.StatusForbidden, "Registry writes are disabled"},
-	ptTooLarge:       {http.StatusRequestEntityTooLarge, "Request body too large"},
-	ptHeaderTooLarge: {http.StatusRequestHeaderFieldsTooLarge, "Request header fields too large"},
-	ptMediaType:      {http.StatusUnsupportedMediaType, "Unsupported media type"},
-	ptMethod:         {http.StatusMethodNotAllowed, "Method not allowed"},
-	ptCorrupt:        {http.StatusInternalServerError, "Stored record is corrupt"},
-	ptInternal:       {http.StatusInternalServerError, "Internal server error"},
-	ptNotAdmitted:    {http.StatusUnprocessableEntity, "Grounding was not admitted"},
-	ptBadData:        {http.StatusUnprocessableEntity, "Bad source data"},
-	ptDrift:          {http.StatusConflict, "Registry drift"},
-	ptOverBudget:     {http.StatusUnprocessableEntity, "Execution over budget"},
-	ptNotRunnable:    {http.StatusUnprocessableEntity, "Capability not runnable"},
-	ptBusy:           {http.StatusServiceUnavailable, "Executor busy"},
-	ptInvalidPolicy:  {http.StatusUnprocessableEntity, "Invalid policy"},
-	ptPolicyRefused:  {http.StatusUnprocessableEntity, "Refused by the policies in force"},
-	ptNoSolver:       {http.StatusServiceUnavailable, "Policy solver unavailable"},
-	ptDataChanged:    {http.StatusConflict, "Data changed since grounding"},
-	ptClientClosed:   {StatusClientClosedRequest, "Client closed request"},
-	ptFuzzRunning:    {http.StatusConflict, "A fuzz run is in progress"},
-	ptInvalidFuzzRun: {http.StatusUnprocessableEntity, "Invalid fuzz run"},
-	ptNotReady:       {http.StatusServiceUnavailable, "Not ready"},
+	ptMalformed:       {http.StatusBadRequest, "Malformed request"},
+	ptBadQuery:        {http.StatusBadRequest, "Bad discovery query"},
+	ptInvalidEntry:    {http.StatusUnprocessableEntity, "Invalid capability entry"},
+	ptNotGrounded:     {http.StatusUnprocessableEntity, "Request not grounded"},
+	ptNotFound:        {http.StatusNotFound, "Not found"},
+	ptDuplicate:       {http.StatusConflict, "Duplicate capability identity"},
+	ptUnauthorized:    {http.StatusUnauthorized, "Unauthorized"},
+	ptWritesOff:       {http.StatusForbidden, "Registry writes are disabled"},
+	ptTooLarge:        {http.StatusRequestEntityTooLarge, "Request body too large"},
+	ptHeaderTooLarge:  {http.StatusRequestHeaderFieldsTooLarge, "Request header fields too large"},
+	ptMediaType:       {http.StatusUnsupportedMediaType, "Unsupported media type"},
+	ptMethod:          {http.StatusMethodNotAllowed, "Method not allowed"},
+	ptCorrupt:         {http.StatusInternalServerError, "Stored record is corrupt"},
+	ptInternal:        {http.StatusInternalServerError, "Internal server error"},
+	ptNotAdmitted:     {http.StatusUnprocessableEntity, "Grounding was not admitted"},
+	ptBadData:         {http.StatusUnprocessableEntity, "Bad source data"},
+	ptDrift:           {http.StatusConflict, "Registry drift"},
+	ptOverBudget:      {http.StatusUnprocessableEntity, "Execution over budget"},
+	ptNotRunnable:     {http.StatusUnprocessableEntity, "Capability not runnable"},
+	ptBusy:            {http.StatusServiceUnavailable, "Executor busy"},
+	ptInvalidPolicy:   {http.StatusUnprocessableEntity, "Invalid policy"},
+	ptPolicyRefused:   {http.StatusUnprocessableEntity, "Refused by the policies in force"},
+	ptNoSolver:        {http.StatusServiceUnavailable, "Policy solver unavailable"},
+	ptDataChanged:     {http.StatusConflict, "Data changed since grounding"},
+	ptClientClosed:    {StatusClientClosedRequest, "Client closed request"},
+	ptFuzzRunning:     {http.StatusConflict, "A fuzz run is in progress"},
+	ptInvalidFuzzRun:  {http.StatusUnprocessableEntity, "Invalid fuzz run"},
+	ptNotReady:        {http.StatusServiceUnavailable, "Not ready"},
+	ptInvalidUpstream: {http.StatusBadRequest, "Invalid upstream configuration"},
+	ptInvalidOverlay:  {http.StatusUnprocessableEntity, "Invalid sync overlay"},
+	ptNotReplayable:   {http.StatusConflict, "Call not replayable"},
+	ptCallRefused:     {http.StatusUnprocessableEntity, "Call not admitted"},
+	ptResultRefused:   {http.StatusUnprocessableEntity, "Call result refused"},
+	// An upstream's failures: gateway.Kind chooses the type and status.
+	"upstream-timeout":           {http.StatusGatewayTimeout, "Upstream timed out"},
+	"upstream-busy":              {http.StatusServiceUnavailable, "Upstream busy"},
+	"upstream-result-too-large":  {http.StatusBadGateway, "Upstream result too large"},
+	"upstream-protocol-error":    {http.StatusBadGateway, "Upstream protocol error"},
+	"upstream-rejected":          {http.StatusBadGateway, "Upstream rejected the call"},
+	"upstream-tool-list-refused": {http.StatusBadGateway, "Upstream tool list refused"},
+	"upstream-unavailable":       {http.StatusBadGateway, "Upstream unavailable"},
 }
 
 // statusLabel is the metrics label for a status: its text, with nginx's
@@ -162,6 +186,8 @@ func problemFor(ctx context.Context, err error) (int, Problem, bool) {
 		pre *ground.PolicyError
 		de  *registry.DuplicateError
 		mbe *http.MaxBytesError
+		cre *calls.Refusal
+		cue *calls.UpstreamError
 	)
 	p := func(kind, detail string) (int, Problem, bool) {
 		k := kinds[kind]
@@ -179,6 +205,28 @@ func problemFor(ctx context.Context, err error) (int, Problem, bool) {
 		return st, pr, logIt
 	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
 		return p(ptClientClosed, "the client closed the request before the answer was ready")
+	case errors.As(err, &cre):
+		kind := ptCallRefused
+		if cre.Call != nil {
+			kind = ptResultRefused
+		}
+		st, pr, _ := p(kind, refusalDetail(cre.Failures))
+		pr.Failures, pr.Call = cre.Failures, cre.Call
+		return st, pr, false
+	case errors.As(err, &cue):
+		st, pr, _ := p(cue.Call.Error.Type, cue.Err.Error())
+		pr.Call = cue.Call
+		return st, pr, false
+	case errors.Is(err, gateway.ErrInvalidConfig):
+		return p(ptInvalidUpstream, err.Error())
+	case errors.Is(err, gateway.ErrInvalidOverlay):
+		return p(ptInvalidOverlay, err.Error())
+	case errors.Is(err, calls.ErrNotReplayable):
+		return p(ptNotReplayable, err.Error())
+	case errors.Is(err, gateway.ErrNoUpstream), errors.Is(err, calls.ErrNotFound), errors.Is(err, calls.ErrNoSigner):
+		return p(ptNotFound, err.Error())
+	case errors.Is(err, calls.ErrCorrupt):
+		return p(ptCorrupt, "a stored record failed its integrity check; run `groundgate registry verify`")
 	case errors.As(err, &mbe):
 		return p(ptTooLarge, fmt.Sprintf("the body is larger than %d bytes", mbe.Limit))
 	case errors.As(err, &ve):
@@ -235,6 +283,10 @@ func problemFor(ctx context.Context, err error) (int, Problem, bool) {
 		errors.Is(err, execution.ErrCorrupt), errors.Is(err, artifacts.ErrCorrupt), errors.Is(err, policy.ErrCorrupt),
 		errors.Is(err, runs.ErrCorrupt):
 		return p(ptCorrupt, "a stored record failed its integrity check; run `groundgate registry verify`")
+	case isUpstream(err):
+		_, kind, _ := gateway.Kind(err)
+		st, pr, _ := p(kind, err.Error())
+		return st, pr, false
 	case errors.As(err, &he):
 		switch he.Code {
 		case http.StatusNotFound:
@@ -300,4 +352,10 @@ func writeProblem(c echo.Context, status int, prob Problem) {
 			Detail: "the server failed to encode its answer; the cause is in its log"})
 	}
 	_ = c.Blob(status, "application/problem+json", b)
+}
+
+// isUpstream reports whether err is an upstream's failure (gateway.Kind).
+func isUpstream(err error) bool {
+	_, _, ok := gateway.Kind(err)
+	return ok
 }

@@ -26,6 +26,7 @@ import (
 
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/execution"
+	"github.com/groundgate/groundgate/gateway"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/registry"
@@ -83,6 +84,11 @@ type Deps struct {
 	// Attester serves the attestation routes (SPEC §13); nil answers
 	// them 404 and lists no key.
 	Attester Attester
+	// Upstreams and Calls serve the gateway (SPEC §14); nil answers
+	// their routes 404. Screen flags poisoned tool words at sync.
+	Upstreams Upstreams
+	Calls     Calls
+	Screen    gateway.Screen
 }
 
 // Config holds the server's settings.
@@ -110,6 +116,9 @@ type Server struct {
 	policies Policies
 	checker  PolicyChecker
 	fuzz     FuzzRuns
+	ups      Upstreams
+	calls    Calls
+	screen   gateway.Screen
 	// mcpBody bounds bodies at /mcp (MountMCP).
 	mcpBody int64
 	cfg     Config
@@ -134,7 +143,7 @@ func New(d Deps, cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{reg: d.Registry, disc: d.Discoverer, gate: d.Gate, exec: d.Executor, policies: d.Policies, checker: d.Checker, fuzz: d.FuzzRuns, cfg: cfg, log: cfg.Logger}
+	s := &Server{reg: d.Registry, disc: d.Discoverer, gate: d.Gate, exec: d.Executor, policies: d.Policies, checker: d.Checker, fuzz: d.FuzzRuns, ups: d.Upstreams, calls: d.Calls, screen: d.Screen, cfg: cfg, log: cfg.Logger}
 
 	promReg := prometheus.NewRegistry()
 	promReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -195,6 +204,7 @@ func New(d Deps, cfg Config) *Server {
 	get("/v1/fuzz/runs", s.getFuzzRuns)
 	get("/v1/fuzz/runs/:id", s.getFuzzRun)
 	e.DELETE("/v1/fuzz/runs/:id", s.deleteFuzzRun, s.requireAdmin)
+	s.routeGateway(e, get)
 	s.echo = e
 	return s
 }

@@ -21,6 +21,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/groundgate/groundgate/attest"
+	"github.com/groundgate/groundgate/calls"
+	"github.com/groundgate/groundgate/gateway"
 	"github.com/groundgate/groundgate/contract"
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/execution"
@@ -78,6 +80,10 @@ type Main struct {
 	Checker  *policy.Checker
 	// Fuzz runs registry fuzzing in the background (POST /v1/fuzz/runs).
 	Fuzz *runs.Manager
+	// Upstreams keeps the gateway's upstreams connected; Calls decides,
+	// forwards and records calls to their tools (SPEC §14).
+	Upstreams *gateway.Manager
+	Calls     *calls.Service
 	pool *smt.Pool
 	// lintPool serves lint and policy writes: anyone may lint, and a lint
 	// may ask many questions, so it never holds the gate's solvers.
@@ -186,11 +192,19 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	if m.Fuzz, err = runs.Open(ctx, m.Store.DB(), m.Store, runs.Options{Logger: cfg.Logger, Runtime: fuzzRuntime}); err != nil {
 		return nil, err
 	}
+	if m.Upstreams, err = gateway.OpenManager(ctx, m.Store.DB(), m.Store, gateway.Options{Logger: cfg.Logger}); err != nil {
+		return nil, err
+	}
+	if m.Calls, err = calls.New(m.Store.DB(), m.Store, m.Upstreams, m.Gate, m.Policies, calls.Options{
+		Logger: cfg.Logger, Screen: ScreenResult, Checker: m.Checker, Signer: signer,
+	}); err != nil {
+		return nil, err
+	}
 	sv, _ := SolverByName(cfg.Solver) // OpenPolicies accepted the name
 	m.lintPool = smt.NewPool(sv, 1)
 	srv := server.New(server.Deps{Registry: m.Store, Discoverer: m.Disc, Gate: m.Gate, Executor: releasing{m.Exec},
 		Policies: m.Policies, Checker: policy.NewChecker(m.lintPool, cfg.PolicyTimeout), FuzzRuns: m.Fuzz,
-		Attester: attest.NewService(signer, m.Exec, m.Gate)},
+		Attester: attest.NewService(signer, m.Exec, m.Gate), Upstreams: m.Upstreams, Calls: m.Calls, Screen: ScreenTool},
 		server.Config{AdminToken: cfg.AdminToken, Logger: cfg.Logger})
 	ms, err := mcp.New(srv, mcp.Options{Version: Version(), Logger: cfg.Logger})
 	if err != nil {
@@ -258,6 +272,11 @@ func (m *Main) Close() error {
 		// cancelled, with what it found.
 		m.Fuzz.Close()
 		m.Fuzz = nil
+	}
+	if m.Upstreams != nil {
+		// Before the database closes: the upstreams' processes stop.
+		m.Upstreams.Close()
+		m.Upstreams = nil
 	}
 	if m.data != nil {
 		m.data.Close()

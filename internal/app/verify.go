@@ -10,6 +10,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/groundgate/groundgate/artifacts"
+	"github.com/groundgate/groundgate/calls"
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/execution"
 	"github.com/groundgate/groundgate/fuzz/runs"
@@ -39,6 +40,8 @@ type Report struct {
 	Policies int `json:"policies"`
 	// FuzzRuns counts stored fuzz runs and findings.
 	FuzzRuns int `json:"fuzz_runs"`
+	// Calls counts stored call footprints (SPEC §14).
+	Calls int `json:"calls"`
 	// Problems lists the registry's problems as registry.VerifyReport
 	// words them, then every other kind's prefixed with the kind.
 	Problems []string `json:"problems"`
@@ -102,6 +105,10 @@ func VerifyFile(ctx context.Context, path string) (Report, error) {
 	}
 	rep.FuzzRuns, problems, err = runs.VerifyDB(ctx, db)
 	if err := collect("fuzz runs", problems, err, runs.ErrCorrupt); err != nil {
+		return rep, err
+	}
+	rep.Calls, problems, err = calls.VerifyDB(ctx, db)
+	if err := collect("calls", problems, err, calls.ErrCorrupt); err != nil {
 		return rep, err
 	}
 	arts, err := execution.OpenArtifacts(db)

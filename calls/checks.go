@@ -1,0 +1,107 @@
+package calls
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/groundgate/groundgate/gateway"
+	"github.com/groundgate/groundgate/ground"
+	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/policy"
+	"github.com/groundgate/groundgate/registry"
+)
+
+// Contracts evaluates a tool entry's contract.
+type Contracts interface{}
+
+// StatusOf and TypeOf are gateway.Kind's status and problem type for an
+// upstream's failure (502 for what is not one).
+func StatusOf(err error) int {
+	if st, _, ok := gateway.Kind(err); ok {
+		return st
+	}
+	return 502
+}
+
+// TypeOf is the problem type of an upstream's failure.
+func TypeOf(err error) string {
+	if _, k, ok := gateway.Kind(err); ok {
+		return k
+	}
+	return "upstream-unavailable"
+}
+
+// preconditions is F9 (tool contracts: not yet).
+func (s *Service) preconditions(c registry.Capability, args []byte) ([]ground.Failure, error) {
+	return nil, nil
+}
+
+// postconditions is F10's contract half (tool contracts: not yet).
+func (s *Service) postconditions(c registry.Capability, args, result []byte) ([]ground.Failure, error) {
+	return nil, nil
+}
+
+// policyRequest is what policies read of a call.
+func policyRequest(d *decision) policy.Request {
+	return policy.Request{}
+}
+
+// screenResult screens the text items of a CallToolResult.
+func screenResult(raw []byte, screen func(string) []gateway.Finding) []gateway.Finding {
+	var top struct {
+		Content []jsontext.Value `json:"content"`
+	}
+	if hashing.DecodeFields(raw, &top) != nil {
+		return nil
+	}
+	var out []gateway.Finding
+	for i, c := range top.Content {
+		var item struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if hashing.DecodeFields(c, &item) != nil || item.Type != "text" {
+			continue
+		}
+		for _, f := range screen(item.Text) {
+			f.Field = fmt.Sprintf("content[%d].text", i)
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// members returns an object's top-level members, each in RFC 8785 form.
+func members(obj []byte) map[string]string {
+	var m map[string]jsontext.Value
+	if hashing.DecodePart(obj, &m) != nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		c, err := hashing.CanonicalizeJSON(v)
+		if err != nil {
+			c = v
+		}
+		out[k] = string(c)
+	}
+	return out
+}
+
+// sortedUnion returns the keys of a and b, sorted, once each.
+func sortedUnion(a, b map[string]string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range []map[string]string{a, b} {
+		for k := range m {
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
