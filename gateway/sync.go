@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/groundgate/groundgate/contract"
 	"github.com/groundgate/groundgate/hashing"
@@ -87,6 +88,10 @@ type Plan struct {
 	Version uint64 `json:"version"`
 }
 
+// SyncWait bounds how long a sync waits for an upstream that has not
+// listed its tools yet.
+const SyncWait = 10 * time.Second
+
 // ErrInvalidOverlay refuses an overlay that names a tool the upstream does
 // not list, or whose contract or words are not valid. REST: 422.
 var ErrInvalidOverlay = errors.New("invalid sync overlay")
@@ -102,7 +107,11 @@ func (m *Manager) Sync(ctx context.Context, name string, req SyncRequest, screen
 	}
 	ix := mg.live.Load()
 	if ix == nil {
-		if err := mg.up.WaitReady(ctx); err != nil {
+		// An upstream still connecting gets a while, not forever.
+		wctx, cancel := context.WithTimeout(ctx, SyncWait)
+		err := mg.up.WaitReady(wctx)
+		cancel()
+		if err != nil {
 			return Plan{}, fmt.Errorf("%w: %s has not listed its tools: %v", ErrUnavailable, name, err)
 		}
 		ix = mg.live.Load()
@@ -131,6 +140,9 @@ func (m *Manager) Sync(ctx context.Context, name string, req SyncRequest, screen
 	for _, t := range ix.list.Tools {
 		item := PlanItem{Tool: t.Name, Findings: []Finding{}}
 		e, err := ToolEntry(name, mg.cfg.Pin, ix.list.Server, t)
+		if err == nil {
+			err = compiles(t)
+		}
 		if err != nil {
 			item.Change, item.Held = ChangeUnchanged, err.Error()
 			if c, ok := current[t.Name]; ok {
@@ -140,6 +152,13 @@ func (m *Manager) Sync(ctx context.Context, name string, req SyncRequest, screen
 			continue
 		}
 		ov, hasOv := req.Overlay[t.Name]
+		c, had := current[t.Name]
+		if !hasOv && had {
+			// What an earlier overlay added stays until an overlay for the
+			// tool replaces it: a sync without one approves the upstream's
+			// changes, not the loss of the admin's words or contract.
+			keepOverlay(&e, c.Entry)
+		}
 		if hasOv {
 			if err := applyOverlay(&e, ov); err != nil {
 				return Plan{}, fmt.Errorf("%w: %s: %v", ErrInvalidOverlay, t.Name, err)
@@ -155,7 +174,6 @@ func (m *Manager) Sync(ctx context.Context, name string, req SyncRequest, screen
 			item.Findings = append(item.Findings, screen(e)...)
 		}
 		approved := hasOv && ov.Disc != nil && ov.Disc.Description != ""
-		c, had := current[t.Name]
 		switch {
 		case !had:
 			item.Change = ChangeAdded
@@ -217,8 +235,35 @@ func applyOverlay(e *registry.Entry, ov Overlay) error {
 	return nil
 }
 
+// keepOverlay carries what an earlier overlay added to the entry in force
+// over to the live tool's entry: aliases, tags, examples, the contract.
+func keepOverlay(e *registry.Entry, inForce registry.Entry) {
+	e.Disc.Aliases = slices.Clone(inForce.Disc.Aliases)
+	e.Disc.Tags = slices.Clone(inForce.Disc.Tags)
+	e.Disc.Examples = slices.Clone(inForce.Disc.Examples)
+	if inForce.Tool != nil && !inForce.Tool.Sem.Contract.Empty() {
+		k := inForce.Tool.Clone().Sem.Contract
+		e.Tool.Sem.Contract = k
+	}
+}
+
 // sameDisc reports whether two discovery layers say the same.
 func sameDisc(a, b registry.Discovery) bool {
 	return a.Title == b.Title && a.Description == b.Description && a.Deprecated == b.Deprecated &&
 		slices.Equal(a.Aliases, b.Aliases) && slices.Equal(a.Tags, b.Tags) && slices.Equal(a.Examples, b.Examples)
+}
+
+// compiles checks that a tool's schemas compile (self-contained, no
+// dynamic references, no $ref cycle): a tool whose arguments could never
+// be checked is not approved.
+func compiles(t LiveTool) error {
+	if _, err := CompileSchema(t.InputSchema); err != nil {
+		return fmt.Errorf("inputSchema: %w", err)
+	}
+	if len(t.OutputSchema) > 0 {
+		if _, err := CompileSchema(t.OutputSchema); err != nil {
+			return fmt.Errorf("outputSchema: %w", err)
+		}
+	}
+	return nil
 }

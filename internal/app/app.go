@@ -62,6 +62,9 @@ type Config struct {
 	// within AdviceBudget; nil refuses them.
 	Advisor      ground.Advisor
 	AdviceBudget ground.AdviceBudget
+	// Gateway bounds every upstream (SPEC §14); zero fields take the
+	// gateway's defaults.
+	Gateway gateway.Limits
 	// KeyFile is the Ed25519 key attestations are signed with, created
 	// (mode 0600) when missing; "" means attest.DefaultKeyPath(DB).
 	KeyFile string
@@ -192,7 +195,7 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	if m.Fuzz, err = runs.Open(ctx, m.Store.DB(), m.Store, runs.Options{Logger: cfg.Logger, Runtime: fuzzRuntime}); err != nil {
 		return nil, err
 	}
-	if m.Upstreams, err = gateway.OpenManager(ctx, m.Store.DB(), m.Store, gateway.Options{Logger: cfg.Logger}); err != nil {
+	if m.Upstreams, err = gateway.OpenManager(ctx, m.Store.DB(), m.Store, gateway.Options{Logger: cfg.Logger, Limits: cfg.Gateway}); err != nil {
 		return nil, err
 	}
 	if m.Calls, err = calls.New(m.Store.DB(), m.Store, m.Upstreams, m.Gate, m.Policies, calls.Options{
