@@ -26,6 +26,11 @@ const (
 	// maps (columns of one data file), stringHint for its strings (names).
 	sizeHint   = 4096
 	stringHint = 256
+	// toolSizeHint is the size the estimate assumes for every list, map
+	// and string of a tool's state (ToolSchemaVersion): JSON whose shape
+	// the schema does not know, where a value typed dyn may be any of
+	// them.
+	toolSizeHint = 512
 )
 
 // baseEnv is CEL's standard library with the math and strings extensions
@@ -110,6 +115,12 @@ func compileClause(kind string, ph Phase, params []Param, cl Clause) (*Compiled,
 	if err != nil {
 		return nil, err
 	}
+	if kind == ToolKind {
+		// A tool's state is JSON: its objects are iterated in key order
+		// (jsonAdapter), so a comprehension over a nested object decides
+		// the same way on every run.
+		decls = append(decls, cel.CustomTypeAdapter(jsonAdapter{base.CELTypeAdapter()}))
+	}
 	env, err := base.Extend(decls...)
 	if err != nil {
 		return nil, fmt.Errorf("CEL environment: %w", err)
@@ -119,30 +130,38 @@ func compileClause(kind string, ph Phase, params []Param, cl Clause) (*Compiled,
 	}
 	checked, iss := env.Compile(cl.Expr)
 	if iss != nil && iss.Err() != nil {
-		return nil, fmt.Errorf("does not compile against %s (%s clauses of a %s may read %s): %s",
-			SchemaVersion, ph, kind, scopeList(scopes), oneLine(iss.Err().Error()))
+		return nil, fmt.Errorf("does not compile against %s (%s clauses of a %s may read %s): %s%s",
+			schemaFor(kind), ph, kind, readableList(kind, scopes), oneLine(iss.Err().Error()), outOfScope(kind, ph, scopes, iss.Err().Error()))
 	}
 	if !checked.OutputType().IsExactType(cel.BoolType) {
 		return nil, fmt.Errorf("is a %s, not a bool: a clause must say true or false", checked.OutputType())
 	}
-	if err := mapLoops(checked); err != nil {
+	if err := mapLoops(checked, kind); err != nil {
 		return nil, err
 	}
-	est, err := env.EstimateCost(checked, sizeEstimator{})
+	var estimator cost.Estimator = sizeEstimator{}
+	if kind == ToolKind {
+		estimator = toolSizeEstimator{}
+	}
+	est, err := env.EstimateCost(checked, estimator)
 	if err != nil {
 		return nil, fmt.Errorf("cost estimate: %w", err)
 	}
 	if est.Max > MaxEstimatedCost {
-		return nil, fmt.Errorf("its worst-case cost %d exceeds the limit %d (lists and maps of %d elements assumed): simplify it", est.Max, MaxEstimatedCost, sizeHint)
+		hint := fmt.Sprintf("lists and maps of %d elements assumed", sizeHint)
+		if kind == ToolKind {
+			hint = fmt.Sprintf("lists, maps and strings of %d elements assumed", toolSizeHint)
+		}
+		return nil, fmt.Errorf("its worst-case cost %d exceeds the limit %d (%s): simplify it", est.Max, MaxEstimatedCost, hint)
 	}
 	prog, err := env.Program(checked, cel.CostLimit(MaxCost), cel.EvalOptions(cel.OptOptimize))
 	if err != nil {
 		return nil, fmt.Errorf("program: %w", err)
 	}
-	reads := referenced(checked)
+	reads := referenced(checked, kind)
 	only := true
 	for _, r := range reads {
-		if keyScope(r) != ScopeRequest {
+		if keyScope(kind, r) != ScopeRequest {
 			only = false
 		}
 	}
@@ -152,12 +171,17 @@ func compileClause(kind string, ph Phase, params []Param, cl Clause) (*Compiled,
 // mapLoops refuses a comprehension over a map: Go hands CEL a map's keys
 // in random order, so exists, all, map or filter over one could decide
 // differently (or stop at the cost limit at another key) from one run to
-// the next, and a verdict must be a function of the state alone.
-func mapLoops(a *cel.Ast) error {
+// the next, and a verdict must be a function of the state alone. (A
+// tool's JSON objects nested in its keys are typed dyn, not map, and are
+// iterated in key order at run time: see jsonAdapter.)
+func mapLoops(a *cel.Ast, kind string) error {
 	nat := a.NativeRep()
 	for _, e := range ast.MatchDescendants(ast.NavigateAST(nat), ast.KindMatcher(ast.ComprehensionKind)) {
 		r := e.AsComprehension().IterRange()
 		if t := nat.GetType(r.ID()); t != nil && t.Kind() == types.MapKind {
+			if kind == ToolKind {
+				return errors.New("iterates over a map, whose order is not fixed: test keys with has() or in instead (e.g. has(arguments.limit), 'path' in arguments)")
+			}
 			return errors.New("iterates over a map, whose order is not fixed: iterate over a list instead (e.g. data.columns.all(c, data.na_share[c] < 0.5))")
 		}
 	}
@@ -165,10 +189,10 @@ func mapLoops(a *cel.Ast) error {
 }
 
 // referenced lists the declared variables an expression names.
-func referenced(a *cel.Ast) []string {
+func referenced(a *cel.Ast, kind string) []string {
 	var out []string
 	for _, r := range a.NativeRep().ReferenceMap() {
-		if r != nil && len(r.OverloadIDs) == 0 && declared(r.Name) && !slices.Contains(out, r.Name) {
+		if r != nil && len(r.OverloadIDs) == 0 && declared(kind, r.Name) && !slices.Contains(out, r.Name) {
 			out = append(out, r.Name)
 		}
 	}
@@ -176,13 +200,13 @@ func referenced(a *cel.Ast) []string {
 	return out
 }
 
-// declared reports whether name is a state key or a parameter (and not,
-// say, a comprehension's iteration variable).
-func declared(name string) bool {
+// declared reports whether name is a state key of the kind's schema or a
+// parameter (and not, say, a comprehension's iteration variable).
+func declared(kind, name string) bool {
 	if strings.HasPrefix(name, "params.") {
 		return true
 	}
-	for _, k := range Keys() {
+	for _, k := range keysFor(kind) {
 		if k.Name == name {
 			return true
 		}
@@ -207,6 +231,49 @@ func (sizeEstimator) EstimateSize(n cost.AstNode) *cost.SizeEstimate {
 
 func (sizeEstimator) EstimateCallCost(string, string, *cost.AstNode, []cost.AstNode) *cost.CallEstimate {
 	return nil
+}
+
+// toolSizeEstimator sizes every list, map and string of a tool's state at
+// toolSizeHint, so a comprehension over a result's content, with a string
+// function in its body, is priced as a result of a few hundred items.
+type toolSizeEstimator struct{}
+
+func (toolSizeEstimator) EstimateSize(n cost.AstNode) *cost.SizeEstimate {
+	if len(n.Path()) == 0 {
+		return nil
+	}
+	return &cost.SizeEstimate{Min: 0, Max: toolSizeHint}
+}
+
+func (toolSizeEstimator) EstimateCallCost(string, string, *cost.AstNode, []cost.AstNode) *cost.CallEstimate {
+	return nil
+}
+
+// readableList says what a clause may read: its scopes, and for a tool
+// (whose schema is four keys) the keys themselves.
+func readableList(kind string, ss []Scope) string {
+	if kind != ToolKind {
+		return scopeList(ss)
+	}
+	var names []string
+	for _, k := range ToolKeys() {
+		if slices.Contains(ss, k.Scope) {
+			names = append(names, k.Name)
+		}
+	}
+	return scopeList(ss) + " (" + strings.Join(names, ", ") + ")"
+}
+
+// outOfScope explains a compile error that names a key of the kind's
+// schema the clause's phase may not read: "undeclared reference" alone
+// would suggest a misspelling.
+func outOfScope(kind string, ph Phase, ss []Scope, msg string) string {
+	for _, k := range keysFor(kind) {
+		if !slices.Contains(ss, k.Scope) && strings.Contains(msg, "undeclared reference to '"+k.Name+"'") {
+			return fmt.Sprintf("; %s is a %s key, which %s clauses of a %s may not read", k.Name, k.Scope, ph, kind)
+		}
+	}
+	return ""
 }
 
 func scopeList(ss []Scope) string {

@@ -18,7 +18,8 @@ var docPath = filepath.Join("..", "docs", "contracts.md")
 // The tables of docs/contracts.md that say what the code says are
 // generated from it, between <!-- NAME:begin --> and <!-- NAME:end -->:
 // the schema from Keys(), what each kind and phase may read from Check,
-// the catalog's clauses from registry/catalog. The test fails when the
+// the catalog's clauses from registry/catalog, the call schema from
+// ToolKeys(). The test fails when the
 // document and the code part; -update rewrites the tables:
 //
 //	go test ./contract -run TestDocsTables -update
@@ -32,6 +33,7 @@ func TestDocsTables(t *testing.T) {
 		{"keys", keysTable()},
 		{"scopes", scopesTable(t)},
 		{"catalog", catalogTable(t)},
+		{"toolkeys", toolKeysTable(t)},
 	} {
 		begin, end := "<!-- "+s.name+":begin -->\n", "<!-- "+s.name+":end -->"
 		i, j := strings.Index(doc, begin), strings.Index(doc, end)
@@ -108,6 +110,33 @@ func scopesTable(t *testing.T) string {
 			}
 			b.WriteString("\n")
 		}
+	}
+	return b.String()
+}
+
+// toolKeysTable is the call schema, each key with the phases of a tool's
+// clauses that may read it (Check decides).
+func toolKeysTable(t *testing.T) string {
+	var b strings.Builder
+	b.WriteString("| key | CEL type | read by | value |\n|---|---|---|---|\n")
+	for _, k := range contract.ToolKeys() {
+		var by []string
+		for _, ph := range []contract.Phase{contract.Pre, contract.Post} {
+			c := &contract.Contract{}
+			clause := cl("probe", fmt.Sprintf("type(%s) == type(%s)", k.Name, k.Name))
+			if ph == contract.Pre {
+				c.Pre = []contract.Clause{clause}
+			} else {
+				c.Post = []contract.Clause{clause}
+			}
+			if contract.Check(c, contract.ToolKind, nil) == nil {
+				by = append(by, string(ph))
+			}
+		}
+		if len(by) == 0 {
+			t.Errorf("no tool clause may read %s", k.Name)
+		}
+		fmt.Fprintf(&b, "| `%s` | `%s` | %s | %s |\n", k.Name, k.Type, strings.Join(by, ", "), cell(k.Doc))
 	}
 	return b.String()
 }

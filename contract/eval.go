@@ -6,14 +6,16 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"cel.dev/cel-go/common/types"
 )
 
 // State is the typed state clauses read: schema keys and params.NAME
 // mapped to string, int64, float64, bool, []string or map[string]float64,
-// as the schema declares. Whoever fills it owns the facts; a clause only
-// reads.
+// as the schema declares; a tool's (ToolState) holds JSON values as well:
+// map[string]any, []any and nil. Whoever fills it owns the facts; a clause
+// only reads.
 type State map[string]any
 
 // Verdict is one clause's outcome for one capability.
@@ -128,9 +130,12 @@ func readings(keys []string, st State) []Reading {
 }
 
 // Format renders a state value deterministically (NaN and ±Inf included,
-// which JSON numbers cannot hold); long lists and maps are cut.
+// which JSON numbers cannot hold); long lists and maps are cut. A tool's
+// JSON values are rendered as JSON-like text, objects with their keys
+// sorted, nested at most formatDepth deep and strings inside them cut at
+// formatString bytes, so a reading stays short whatever the upstream
+// returned.
 func Format(v any) string {
-	const most = 8
 	switch x := v.(type) {
 	case float64:
 		return strconv.FormatFloat(x, 'g', -1, 64)
@@ -143,8 +148,8 @@ func Format(v any) string {
 	case []string:
 		var parts []string
 		for i, s := range x {
-			if i == most {
-				parts = append(parts, fmt.Sprintf("… %d more", len(x)-most))
+			if i == formatMost {
+				parts = append(parts, fmt.Sprintf("… %d more", len(x)-formatMost))
 				break
 			}
 			parts = append(parts, strconv.Quote(s))
@@ -158,15 +163,98 @@ func Format(v any) string {
 		sort.Strings(keys)
 		var parts []string
 		for i, k := range keys {
-			if i == most {
-				parts = append(parts, fmt.Sprintf("… %d more", len(keys)-most))
+			if i == formatMost {
+				parts = append(parts, fmt.Sprintf("… %d more", len(keys)-formatMost))
 				break
 			}
 			parts = append(parts, strconv.Quote(k)+": "+strconv.FormatFloat(x[k], 'g', -1, 64))
 		}
 		return "{" + strings.Join(parts, ", ") + "}"
+	case nil, map[string]any, []any:
+		var b strings.Builder
+		formatJSON(&b, x, 1)
+		return b.String()
 	}
 	return fmt.Sprintf("%v", v)
+}
+
+// Bounds of a formatted value: elements of a list or map, nesting of a
+// tool's JSON values, bytes of a string inside one.
+const (
+	formatMost   = 8
+	formatDepth  = 4
+	formatString = 128
+)
+
+// formatJSON writes a tool's JSON value (ToolState's types) to b; depth is
+// its nesting, from 1.
+func formatJSON(b *strings.Builder, v any, depth int) {
+	switch x := v.(type) {
+	case nil:
+		b.WriteString("null")
+	case string:
+		if len(x) > formatString {
+			cut := formatString
+			for cut > 0 && !utf8.RuneStart(x[cut]) {
+				cut--
+			}
+			b.WriteString(strconv.Quote(x[:cut]))
+			fmt.Fprintf(b, "…(%d bytes)", len(x))
+			return
+		}
+		b.WriteString(strconv.Quote(x))
+	case map[string]any:
+		if depth > formatDepth {
+			if len(x) == 0 {
+				b.WriteString("{}")
+			} else {
+				fmt.Fprintf(b, "{… %d}", len(x))
+			}
+			return
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		b.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			if i == formatMost {
+				fmt.Fprintf(b, "… %d more", len(keys)-formatMost)
+				break
+			}
+			formatJSON(b, k, depth+1)
+			b.WriteString(": ")
+			formatJSON(b, x[k], depth+1)
+		}
+		b.WriteByte('}')
+	case []any:
+		if depth > formatDepth {
+			if len(x) == 0 {
+				b.WriteString("[]")
+			} else {
+				fmt.Fprintf(b, "[… %d]", len(x))
+			}
+			return
+		}
+		b.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			if i == formatMost {
+				fmt.Fprintf(b, "… %d more", len(x)-formatMost)
+				break
+			}
+			formatJSON(b, e, depth+1)
+		}
+		b.WriteByte(']')
+	default:
+		b.WriteString(Format(x))
+	}
 }
 
 // Cache holds compiled contracts by capability identity and kind, so a

@@ -12,16 +12,26 @@ import (
 // a new version (docs/contracts.md).
 const SchemaVersion = "groundgate.state/v1"
 
+// ToolSchemaVersion names the state schema of clauses on kind-tool
+// entries (SPEC §14): an upstream tool's call and its result, ToolKeys.
+// It changes apart from SchemaVersion.
+const ToolSchemaVersion = "groundgate.call/v1"
+
+// ToolKind is the registry's kind of an upstream MCP tool ("U.T"): its
+// clauses read ToolKeys, not Keys.
+const ToolKind = "tool"
+
 // Scope says where a key's value comes from, and so which clauses may read
 // it: every clause sees request and data facts; result facts exist only
-// after a family has run; the score only after the metric has.
+// after a family has run; the score only after the metric has. A tool's
+// clauses read the call (request) and, after it, the result.
 type Scope string
 
 // The scopes, in the order a morphism's state fills.
 const (
-	ScopeRequest Scope = "request" // the request and the bound parameters: known at the gate
+	ScopeRequest Scope = "request" // the request and the bound parameters (a tool's call): known at the gate
 	ScopeData    Scope = "data"    // facts of the data source, computed when it is read
-	ScopeResult  Scope = "result"  // verified outputs of the family step
+	ScopeResult  Scope = "result"  // verified outputs of the family step (a tool's result)
 	ScopeScore   Scope = "score"   // the metric's value
 )
 
@@ -71,6 +81,35 @@ func Keys() []Key {
 	}
 }
 
+// ToolKeys returns the state schema of a tool's clauses
+// (ToolSchemaVersion): the call and, in postconditions, its result. The
+// values are JSON as ToolState converts it. A tool entry declares no
+// parameters: the arguments are read through the arguments map.
+func ToolKeys() []Key {
+	return []Key{
+		{"tool", "string", ScopeRequest, "the called capability's name, U.T"},
+		{"arguments", "map(string, dyn)", ScopeRequest, "the call's arguments object ({} when the call has none)"},
+		{"result", "map(string, dyn)", ScopeResult, "the CallToolResult: content (a list; [] when left out), isError (false when left out), structuredContent when present, and any other member as the upstream sent it"},
+		{"structured", "map(string, dyn)", ScopeResult, "the result's structuredContent, {} when there is none"},
+	}
+}
+
+// keysFor returns the schema a kind's clauses are checked against.
+func keysFor(kind string) []Key {
+	if kind == ToolKind {
+		return ToolKeys()
+	}
+	return Keys()
+}
+
+// schemaFor names the schema a kind's clauses are checked against.
+func schemaFor(kind string) string {
+	if kind == ToolKind {
+		return ToolSchemaVersion
+	}
+	return SchemaVersion
+}
+
 // Param declares one of the capability's parameters to the schema:
 // int → int, float → double, string and column → string.
 type Param struct {
@@ -81,9 +120,14 @@ type Param struct {
 // scopesFor says which scopes a clause of a capability kind and phase may
 // read. Operations and signals run inside a family's plan, before any
 // result exists; metrics read the family's verified result before they
-// run and their own score after.
+// run and their own score after. A tool's preconditions read the call, its
+// postconditions the call and the result.
 func scopesFor(kind string, ph Phase) ([]Scope, error) {
 	switch {
+	case kind == ToolKind && ph == Pre:
+		return []Scope{ScopeRequest}, nil
+	case kind == ToolKind:
+		return []Scope{ScopeRequest, ScopeResult}, nil
 	case kind == "metric" && ph == Pre:
 		return []Scope{ScopeRequest, ScopeData, ScopeResult}, nil
 	case kind == "metric":
@@ -115,6 +159,8 @@ func celType(t string) (*cel.Type, error) {
 		return cel.ListType(cel.StringType), nil
 	case "map(string, double)":
 		return cel.MapType(cel.StringType, cel.DoubleType), nil
+	case "map(string, dyn)":
+		return cel.MapType(cel.StringType, cel.DynType), nil
 	}
 	return nil, fmt.Errorf("no CEL type for %q", t)
 }
@@ -130,7 +176,7 @@ func declarations(kind string, scopes []Scope, params []Param) ([]cel.EnvOption,
 		params = nil
 	}
 	var out []cel.EnvOption
-	for _, k := range Keys() {
+	for _, k := range keysFor(kind) {
 		if !slices.Contains(scopes, k.Scope) {
 			continue
 		}
@@ -150,10 +196,10 @@ func declarations(kind string, scopes []Scope, params []Param) ([]cel.EnvOption,
 	return out, nil
 }
 
-// keyScope returns the scope of a declared key; parameters are request
-// facts.
-func keyScope(name string) Scope {
-	for _, k := range Keys() {
+// keyScope returns the scope of a key a kind's clauses declare;
+// parameters are request facts.
+func keyScope(kind, name string) Scope {
+	for _, k := range keysFor(kind) {
 		if k.Name == name {
 			return k.Scope
 		}

@@ -13,14 +13,16 @@ import (
 // Entries of kind tool (SPEC §14): an upstream MCP server's tool, named
 // "U.T" (upstream U, tool T). Its layers are not the trading kinds':
 //
-//	sem   effect (read|write), destructive, idempotent, open_world
+//	sem   effect (read|write), destructive, idempotent, open_world, and
+//	      the overlay's contract over the call (contract.ToolSchemaVersion)
 //	alg   input_schema, output_schema (null when none), as declared
 //	impl  upstream, tool, and server {name, version} when pinned by version
 //	disc  the approved title and description (Discovery)
 //
 // The identity is §2's formula over these three layers; the schemas are
 // hashed in their RFC 8785 form. The gateway (package gateway) builds
-// these entries from live tools; the registry only checks their shape.
+// these entries from live tools; the registry checks their shape, and
+// that a contract's clauses compile against the call's state schema.
 
 // Effect says whether a tool only reads (SPEC §14: annotated read-only)
 // or may change the world.
@@ -66,9 +68,13 @@ type ToolSemantic struct {
 	Destructive bool   `json:"destructive"`
 	Idempotent  bool   `json:"idempotent"`
 	OpenWorld   bool   `json:"open_world"`
-	// Contract is the overlay's (SPEC §14); absent, it adds nothing to the
-	// canonical form. Tool contracts need the call's state schema, which
-	// is not built yet: validation refuses one for now.
+	// Contract is the overlay's (SPEC §14): preconditions over the call
+	// (tool, arguments), checked by Γ (F9), and postconditions over the
+	// call and its result (result, structured), checked on the forwarded
+	// call's result (F10); the keys are contract.ToolKeys, the state
+	// contract.ToolState. It is behaviour, so inside the identity; a
+	// contract without clauses vanishes from the canonical form
+	// (omitzero), so it and none are one identity.
 	Contract *contract.Contract `json:"contract,omitzero"`
 }
 
@@ -153,8 +159,9 @@ func decodeToolRecord(raw []byte) (Entry, error) {
 
 // validateTool adds the problems of a tool entry's layers. The trading
 // layers must be left zero: what they held would be in neither the JSON
-// nor the identity.
-func (e Entry) validateTool(add func(field, format string, args ...any)) {
+// nor the identity. v remembers contract checks across a batch (nil:
+// none).
+func (e Entry) validateTool(v *validator, add func(field, format string, args ...any)) {
 	if e.Sem != (Semantic{}) {
 		add("sem", "a tool entry's sem layer is Tool.Sem; the trading layer must be empty")
 	}
@@ -174,9 +181,9 @@ func (e Entry) validateTool(add func(field, format string, args ...any)) {
 	default:
 		add("sem.effect", "unknown effect %q (want %q or %q)", t.Sem.Effect, EffectRead, EffectWrite)
 	}
-	if t.Sem.Contract != nil {
-		add("sem.contract", "contracts on tool entries need the gateway's call state (SPEC §14, §15), which is not built yet")
-	}
+	// sem.contract: every clause compiles against the call's state
+	// schema, so a bad clause is refused here, not when a call is judged.
+	v.addContractProblems(t.Sem.Contract, KindTool, nil, add)
 	checkSchema("alg.input_schema", t.Alg.InputSchema, true, add)
 	checkSchema("alg.output_schema", t.Alg.OutputSchema, false, add)
 	if !UpstreamNameRE.MatchString(t.Impl.Upstream) {

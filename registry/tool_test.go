@@ -172,8 +172,8 @@ func TestToolEntryValidation(t *testing.T) {
 		{"name", func(e *Entry) { e.Name = "fs.other" }, "name"},
 		{"server", func(e *Entry) { e.Tool.Impl.Server = &ToolServer{Name: "x"} }, "impl.server.version"},
 		{"contract", func(e *Entry) {
-			e.Tool.Sem.Contract = &contract.Contract{Pre: []contract.Clause{{Name: "a", Expr: "true", Message: "m"}}}
-		}, "sem.contract"},
+			e.Tool.Sem.Contract = &contract.Contract{Pre: []contract.Clause{{Name: "a", Expr: "!result.isError", Message: "m"}}}
+		}, "sem.contract.pre[0].expr"},
 		{"trading layer", func(e *Entry) { e.Sem.Pure = true }, "sem"},
 		{"no tool layers", func(e *Entry) { e.Tool = nil }, "sem"},
 		{"tool layers on a family", func(e *Entry) { e.Kind = KindFamily }, "kind"},
@@ -205,6 +205,118 @@ func TestToolEntryValidation(t *testing.T) {
 		`"alg":{"input_schema":{"type":"object"},"output_schema":null},"impl":{"upstream":"fs","tool":"t"},"disc":{"description":""}}`), "t"); err == nil ||
 		!strings.Contains(err.Error(), `unknown field "pure"`) {
 		t.Fatalf("unknown sem field: %v", err)
+	}
+}
+
+// A tool entry may hold a contract over the call (contract.ToolKeys): it
+// is checked when the entry is written, a bad clause is a field error
+// naming the clause, and the contract is inside the identity (none and
+// one without clauses being the same).
+func TestToolContract(t *testing.T) {
+	ctx := context.Background()
+	s, _ := mustOpenStore(t)
+	base := toolEntry()
+	id0, err := base.Identity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := base.Clone()
+	e.Tool.Sem.Contract = &contract.Contract{
+		Pre: []contract.Clause{
+			{Name: "under_tmp", Expr: `arguments.path.startsWith("/tmp/")`, Message: "only files under /tmp/ may be read"},
+			{Name: "bounded_head", Expr: `!has(arguments.head) || arguments.head <= 100`, Message: "read at most 100 lines"},
+		},
+		Post: []contract.Clause{{Name: "no_error", Expr: `!result.isError && size(structured) >= 0`, Message: "the tool reported an error"}},
+	}
+	if err := e.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	id1, err := e.Identity()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id1 == id0 {
+		t.Fatal("a contract left the identity unchanged")
+	}
+	// Every clause's text is behaviour, its message included.
+	for what, edit := range map[string]func(*contract.Contract){
+		"expr":    func(c *contract.Contract) { c.Pre[0].Expr = `arguments.path.startsWith("/var/")` },
+		"message": func(c *contract.Contract) { c.Post[0].Message = "another message" },
+		"name":    func(c *contract.Contract) { c.Pre[1].Name = "head_bounded" },
+		"dropped": func(c *contract.Contract) { c.Post = nil },
+	} {
+		c := e.Clone()
+		edit(c.Tool.Sem.Contract)
+		if err := c.Validate(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if got, _ := c.Identity(); got == id1 || got == id0 {
+			t.Errorf("changing the contract's %s: identity %s", what, got)
+		}
+	}
+	// No clauses is no contract.
+	empty := base.Clone()
+	empty.Tool.Sem.Contract = &contract.Contract{Pre: []contract.Clause{}}
+	if got, _ := empty.Identity(); got != id0 {
+		t.Error("an empty contract moved the identity")
+	}
+	// Stored and read back with its contract and identity.
+	if _, err := s.Put(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := s.Current().Get(e.Name)
+	if !ok || got.Identity != id1 || got.Tool == nil || len(got.Tool.Sem.Contract.Pre) != 2 || got.Tool.Sem.Contract.Post[0] != e.Tool.Sem.Contract.Post[0] {
+		t.Fatalf("read back %+v", got)
+	}
+
+	// A bad clause is refused with its field and its clause; nothing is
+	// stored.
+	for _, tc := range []struct {
+		name, field, expr string
+		post              bool
+		want              string
+	}{
+		{"a result in a precondition", "sem.contract.pre[0].expr", "!result.isError", false, "result is a result key, which pre clauses of a tool may not read"},
+		{"unknown key", "sem.contract.pre[0].expr", "args.path != ''", false, "undeclared reference to 'args'"},
+		{"a trading key", "sem.contract.post[0].expr", "data.rows > 0", true, "undeclared reference to 'data'"},
+		{"parameters", "sem.contract.pre[0].expr", "params.path != ''", false, "undeclared reference to 'params'"},
+		{"not a bool", "sem.contract.post[0].expr", "structured", true, "not a bool"},
+		{"loop over a map", "sem.contract.pre[0].expr", "arguments.all(k, k != '')", false, "iterates over a map"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := base.Clone()
+			bad.Name, bad.Tool.Impl.Tool = "fs.other_tool", "other_tool"
+			cl := []contract.Clause{{Name: "the_clause", Expr: tc.expr, Message: "m"}}
+			bad.Tool.Sem.Contract = &contract.Contract{}
+			if tc.post {
+				bad.Tool.Sem.Contract.Post = cl
+			} else {
+				bad.Tool.Sem.Contract.Pre = cl
+			}
+			_, err := s.Put(ctx, bad)
+			var ve *ValidationError
+			if !errors.As(err, &ve) || !errors.Is(err, ErrInvalidEntry) {
+				t.Fatalf("err %v", err)
+			}
+			if len(ve.Fields) != 1 || ve.Fields[0].Field != tc.field || !strings.Contains(ve.Fields[0].Problem, `clause "the_clause"`) || !strings.Contains(ve.Fields[0].Problem, tc.want) {
+				t.Fatalf("fields %+v, want %s naming the clause and %q", ve.Fields, tc.field, tc.want)
+			}
+			if _, ok := s.Current().Get(bad.Name); ok {
+				t.Fatal("stored")
+			}
+		})
+	}
+	// The entry's own document is decoded and checked the same way.
+	raw, err := json.Marshal(got.Entry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := DecodeEntry(raw, "t"); err != nil {
+		t.Fatalf("decode %s: %v", raw, err)
+	}
+	if _, err := DecodeEntry(bytes.Replace(raw, []byte(`!result.isError`), []byte(`!resultz.isError`), 1), "t"); err == nil ||
+		!strings.Contains(err.Error(), "sem.contract.post[0].expr") {
+		t.Fatalf("a bad clause decoded: %v", err)
 	}
 }
 

@@ -163,24 +163,24 @@ type validator struct {
 	cache *contract.Cache
 }
 
-// contractProblems is contract.Check of e's contract, remembered by
-// everything the check depends on: the clauses, the kind and the
-// parameters' names and types.
-func (v *validator) contractProblems(e Entry) []contract.Problem {
-	if e.Sem.Contract == nil || v == nil {
-		return contract.Check(e.Sem.Contract, string(e.Kind), e.ContractParams())
+// contractProblems is contract.Check of a contract of an entry of the
+// given kind and parameters, remembered by everything the check depends
+// on: the clauses, the kind and the parameters' names and types.
+func (v *validator) contractProblems(con *contract.Contract, kind Kind, params []contract.Param) []contract.Problem {
+	if con == nil || v == nil {
+		return contract.Check(con, string(kind), params)
 	}
 	if v.cache != nil {
-		return v.cache.Check(e.Sem.Contract, string(e.Kind), e.ContractParams())
+		return v.cache.Check(con, string(kind), params)
 	}
 	var k []byte
 	str := func(s string) { k = append(strconv.AppendInt(k, int64(len(s)), 10), ':'); k = append(k, s...) }
-	str(string(e.Kind))
-	for _, p := range e.Alg.Params {
+	str(string(kind))
+	for _, p := range params {
 		str(p.Name)
-		str(string(p.Type))
+		str(p.Type)
 	}
-	for _, cls := range [][]contract.Clause{e.Sem.Contract.Pre, e.Sem.Contract.Post} {
+	for _, cls := range [][]contract.Clause{con.Pre, con.Post} {
 		k = append(k, '|')
 		for _, cl := range cls {
 			str(cl.Name)
@@ -191,12 +191,24 @@ func (v *validator) contractProblems(e Entry) []contract.Problem {
 	if ps, ok := v.contracts[string(k)]; ok {
 		return ps
 	}
-	ps := contract.Check(e.Sem.Contract, string(e.Kind), e.ContractParams())
+	ps := contract.Check(con, string(kind), params)
 	if v.contracts == nil {
 		v.contracts = make(map[string][]contract.Problem)
 	}
 	v.contracts[string(k)] = ps
 	return ps
+}
+
+// addContractProblems adds a FieldError under sem.contract per problem of
+// a contract, naming the clause: sem.contract.pre[2].expr.
+func (v *validator) addContractProblems(con *contract.Contract, kind Kind, params []contract.Param, add func(field, format string, args ...any)) {
+	for _, p := range v.contractProblems(con, kind, params) {
+		msg := p.Problem
+		if p.Clause != "" {
+			msg = fmt.Sprintf("clause %q: %s", p.Clause, p.Problem)
+		}
+		add("sem.contract."+p.Field, "%s", msg)
+	}
 }
 
 func (e Entry) validate(label string, v *validator) error {
@@ -220,7 +232,7 @@ func (e Entry) validate(label string, v *validator) error {
 		add("kind", "unknown kind %q (want one of %s)", e.Kind, joinQuoted(kinds))
 	}
 	if e.Kind == KindTool {
-		e.validateTool(add)
+		e.validateTool(v, add)
 		e.validateDisc(true, add)
 		if len(fe) == 0 {
 			return nil
@@ -276,13 +288,7 @@ func (e Entry) validate(label string, v *validator) error {
 	// sem.contract: every clause compiles against the state schema and the
 	// parameters above, so a bad clause is refused here, not at run time.
 	if slices.Contains(kinds, e.Kind) {
-		for _, p := range v.contractProblems(e) {
-			msg := p.Problem
-			if p.Clause != "" {
-				msg = fmt.Sprintf("clause %q: %s", p.Clause, p.Problem)
-			}
-			add("sem.contract."+p.Field, "%s", msg)
-		}
+		v.addContractProblems(e.Sem.Contract, e.Kind, e.ContractParams(), add)
 	}
 
 	// impl
