@@ -6,6 +6,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/groundgate/groundgate/contract"
 	"github.com/groundgate/groundgate/gateway"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
@@ -13,8 +14,13 @@ import (
 	"github.com/groundgate/groundgate/registry"
 )
 
-// Contracts evaluates a tool entry's contract.
-type Contracts interface{}
+// Contracts compiles a tool entry's contract once per identity
+// (contract.Cache).
+type Contracts interface {
+	Program(identity, kind string, params []contract.Param, con *contract.Contract) (*contract.Program, error)
+}
+
+var _ Contracts = (*contract.Cache)(nil)
 
 // StatusOf and TypeOf are gateway.Kind's status and problem type for an
 // upstream's failure (502 for what is not one).
@@ -33,14 +39,45 @@ func TypeOf(err error) string {
 	return "upstream-unavailable"
 }
 
-// preconditions is F9 (tool contracts: not yet).
+// preconditions is F9: the contract's pre clauses over the tool and its
+// arguments (contract.ToolKeys).
 func (s *Service) preconditions(c registry.Capability, args []byte) ([]ground.Failure, error) {
-	return nil, nil
+	return s.contract(c, contract.Pre, args, nil)
 }
 
-// postconditions is F10's contract half (tool contracts: not yet).
+// postconditions is F10's contract half: the post clauses, which also
+// read the result.
 func (s *Service) postconditions(c registry.Capability, args, result []byte) ([]ground.Failure, error) {
-	return nil, nil
+	return s.contract(c, contract.Post, args, result)
+}
+
+func (s *Service) contract(c registry.Capability, ph contract.Phase, args, result []byte) ([]ground.Failure, error) {
+	con := c.Tool.Sem.Contract
+	if con.Empty() || len(con.Clauses(ph)) == 0 {
+		return nil, nil
+	}
+	if s.opts.Contracts == nil {
+		return nil, fmt.Errorf("calls: %s has a contract and no contract cache is configured", c.Name)
+	}
+	prog, err := s.opts.Contracts.Program(c.Identity.String(), contract.ToolKind, nil, con)
+	if err != nil {
+		return nil, fmt.Errorf("calls: the contract of %s: %w", c.Name, err)
+	}
+	st, err := contract.ToolState(c.Name, args, result)
+	if err != nil {
+		// The result decoded once already; a state it cannot make is the
+		// upstream's odd JSON: every clause of the phase fails on it.
+		st = contract.State{}
+	}
+	code, field := ground.F9, "arguments"
+	if ph == contract.Post {
+		code, field = ground.F10, "result"
+	}
+	var out []ground.Failure
+	for _, v := range contract.Failed(prog.Eval(c.Name, ph, st, nil)) {
+		out = append(out, ground.Failure{Field: field, Code: code, Codes: []ground.Code{code}, Value: v.Clause, Detail: v.Describe(string(code))})
+	}
+	return out, nil
 }
 
 // policyRequest is what policies read of a call.

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -184,4 +185,47 @@ func TestRoundTripper(t *testing.T) {
 	if _, p := s.answer(); !errors.Is(p, ErrProtocol) {
 		t.Fatalf("slot %v", p)
 	}
+}
+
+// A line over the limit when the limit is above maxHead: what it keeps
+// of the line is maxHead bytes, however long the buffered part was (it
+// once sliced past its end).
+func TestFrameReaderLongOversize(t *testing.T) {
+	limit := 4 * maxHead
+	in := strings.Repeat("w", 3*limit) + "\n{\"ok\":1}\n"
+	fr := frameReader{r: bufio.NewReaderSize(strings.NewReader(in), 16), limit: limit}
+	frame, n, err := fr.next()
+	if err != nil || frame != nil || n != 3*limit+1 || len(fr.head) != maxHead {
+		t.Fatalf("oversize: frame %q n %d head %d err %v", frame, n, len(fr.head), err)
+	}
+	if frame, _, err = fr.next(); err != nil || string(frame) != `{"ok":1}` {
+		t.Fatalf("next: %q %v", frame, err)
+	}
+}
+
+// FuzzFrameReader: any stream, limit and buffer size split into frames
+// of at most limit bytes, oversized lines reported, never a panic.
+func FuzzFrameReader(f *testing.F) {
+	f.Add([]byte("{\"a\":1}\n"+strings.Repeat("x", 300)+"\n"), 20, 16)
+	f.Add([]byte(strings.Repeat("y", 5000)), 1000, 16)
+	f.Fuzz(func(t *testing.T, in []byte, limit, size int) {
+		limit, size = 1+abs(limit)%(8*maxHead), 16+abs(size)%4096
+		fr := frameReader{r: bufio.NewReaderSize(bytes.NewReader(in), size), limit: limit}
+		for i := 0; i <= len(in); i++ {
+			frame, n, err := fr.next()
+			if err != nil {
+				return
+			}
+			if len(frame) > limit || (frame == nil && (n <= limit || len(fr.head) > maxHead)) {
+				t.Fatalf("frame %d bytes, n %d, head %d, limit %d", len(frame), n, len(fr.head), limit)
+			}
+		}
+	})
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
 }

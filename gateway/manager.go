@@ -64,7 +64,7 @@ type managed struct {
 // liveIndex is one published tool list with each tool's identity
 // computed once (calls compare it with the entry in force).
 type liveIndex struct {
-	list ToolList
+	list   ToolList
 	byName map[string]Live
 }
 

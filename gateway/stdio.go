@@ -297,7 +297,7 @@ func (f *frameReader) next() (frame []byte, n int, err error) {
 			case over:
 			case n > f.limit+2: // the line and its "\r\n"
 				over = true
-				f.head = append(f.head, f.buf...)
+				f.head = append(f.head, f.buf[:min(len(f.buf), maxHead)]...)
 				f.head = append(f.head, chunk[:min(len(chunk), maxHead-len(f.head))]...)
 				f.buf = f.buf[:0]
 			default:

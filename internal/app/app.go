@@ -22,12 +22,12 @@ import (
 
 	"github.com/groundgate/groundgate/attest"
 	"github.com/groundgate/groundgate/calls"
-	"github.com/groundgate/groundgate/gateway"
 	"github.com/groundgate/groundgate/contract"
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/execution"
 	"github.com/groundgate/groundgate/fuzz"
 	"github.com/groundgate/groundgate/fuzz/runs"
+	"github.com/groundgate/groundgate/gateway"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/mcp"
@@ -87,7 +87,7 @@ type Main struct {
 	// forwards and records calls to their tools (SPEC §14).
 	Upstreams *gateway.Manager
 	Calls     *calls.Service
-	pool *smt.Pool
+	pool      *smt.Pool
 	// lintPool serves lint and policy writes: anyone may lint, and a lint
 	// may ask many questions, so it never holds the gate's solvers.
 	lintPool *smt.Pool
@@ -199,7 +199,7 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 		return nil, err
 	}
 	if m.Calls, err = calls.New(m.Store.DB(), m.Store, m.Upstreams, m.Gate, m.Policies, calls.Options{
-		Logger: cfg.Logger, Screen: ScreenResult, Checker: m.Checker, Signer: signer,
+		Logger: cfg.Logger, Screen: ScreenResult, Checker: m.Checker, Signer: signer, Contracts: contracts,
 	}); err != nil {
 		return nil, err
 	}
