@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -524,3 +525,60 @@ const edgeCase = `{
     "impl": {"engine": "groundgate/v1", "ir": "elementwise", "fusable": true, "expr": "(clip x $lo $hi)"},
     "disc": {"description": "A signal spelt like a tool."}
 }`
+
+// Lint reads policies over calls as it reads any other: vacuity and
+// tautology over every arguments value, and conflicts only between
+// policies that can govern one call.
+func TestToolPolicyLint(t *testing.T) {
+	atMost := func(name string, n int, appliesTo ...string) *Compiled {
+		return toolPolicy(t, name, fmt.Sprintf(`(declare-const limit Int) (declare-const allow Bool)
+			(assert (! (=> allow (<= limit %d)) :named cap)) (assert (=> (<= limit %d) allow))`, n, n),
+			map[string]string{"limit": "/arguments/limit"}, appliesTo...)
+	}
+	atLeast := func(name string, n int, appliesTo ...string) *Compiled {
+		return toolPolicy(t, name, fmt.Sprintf(`(declare-const limit Int) (declare-const allow Bool)
+			(assert (! (=> allow (>= limit %d)) :named floor)) (assert (=> (>= limit %d) allow))`, n, n),
+			map[string]string{"limit": "/arguments/limit"}, appliesTo...)
+	}
+	capAll := atMost("cap_all", 10, "tool")
+	capA := atMost("cap_a", 10, "fs.a")
+	floorB := atLeast("floor_b", 20, "fs.b")
+	floorAll := atLeast("floor_all", 20, "tool")
+	famFloor := chkPolicy(t, "fam_floor", `(declare-const limit Int) (declare-const allow Bool)
+		(assert (! (=> allow (>= limit 20)) :named floor)) (assert (=> (>= limit 20) allow))`, map[string]string{"limit": "/params/limit"}, "allow")
+	never := toolPolicy(t, "never", `(declare-const p String) (declare-const allow Bool)
+		(assert (! (=> allow (str.prefixof "/a/" p)) :named a)) (assert (! (not (str.prefixof "/" p)) :named b))
+		(assert (=> (str.prefixof "/a/" p) allow))`, map[string]string{"p": "/arguments/path"})
+	pools := corpusPools(t)
+	for _, kind := range solverKinds {
+		k := NewChecker(pools[kind], 10*time.Second)
+		ctx := context.Background()
+		for _, tc := range []struct {
+			policy    *Compiled
+			others    []*Compiled
+			conflicts []string
+			vacuous   bool
+		}{
+			{capAll, nil, nil, false},
+			{capA, []*Compiled{floorB, famFloor}, nil, false},           // other tools, and requests: never one call
+			{capA, []*Compiled{floorAll}, []string{"floor_all"}, false}, // every tool, fs.a among them
+			{capAll, []*Compiled{floorB, capA}, []string{"floor_b"}, false},
+			{never, nil, nil, true},
+		} {
+			rep, err := k.Lint(ctx, tc.policy, tc.others)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var with []string
+			for _, c := range rep.Conflicts {
+				with = append(with, c.With)
+				if !strings.Contains(c.Detail, "calling a tool") {
+					t.Errorf("%s: conflict detail %q", kind, c.Detail)
+				}
+			}
+			if !slices.Equal(with, tc.conflicts) || rep.Vacuous != tc.vacuous || rep.Tautological || len(rep.Undecided) > 0 {
+				t.Errorf("%s: Lint(%s) = %+v, want conflicts %v vacuous %v", kind, tc.policy.Name, rep, tc.conflicts, tc.vacuous)
+			}
+		}
+	}
+}
