@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/policy/smt"
 )
@@ -87,6 +89,9 @@ func (v Value) MarshalJSON() ([]byte, error) {
 	if v.IsStr {
 		return []byte(strconv.Quote(v.Str)), nil
 	}
+	if v.Exact != "" {
+		return []byte(v.Exact), nil
+	}
 	return []byte(jsonNumber(v.Num)), nil
 }
 
@@ -129,8 +134,14 @@ func (k *Checker) Check(ctx context.Context, cs []*Compiled, req Request) ([]Ref
 			if !seen {
 				vals, err := req.values(b.Ptr)
 				if err != nil {
-					refused[i] = &Refusal{Policy: c.Name, Reason: ReasonMissing, Core: []string{},
-						Detail: fmt.Sprintf("policy %s binds %s to %s: %v; set it", c.Name, b.Const, b.Ptr.Text, err)}
+					var ve *valueError
+					if errors.As(err, &ve) {
+						refused[i] = &Refusal{Policy: c.Name, Reason: ReasonType, Core: []string{},
+							Detail: fmt.Sprintf("policy %s binds %s to %s: %v", c.Name, b.Const, b.Ptr.Text, err)}
+					} else {
+						refused[i] = &Refusal{Policy: c.Name, Reason: ReasonMissing, Core: []string{},
+							Detail: fmt.Sprintf("policy %s binds %s to %s: %v; set it", c.Name, b.Const, b.Ptr.Text, err)}
+					}
 					ok = false
 					break
 				}
@@ -493,7 +504,10 @@ func describePoint(w []Assignment) string {
 	return strings.Join(parts, " ")
 }
 
-// fieldOf writes a pointer as the request field it names: /params/x → params.x.
+// FieldName writes a pointer as the request field it names: /params/x →
+// params.x, /facts/data/rows → data.rows, /tool → tool, and a pointer
+// into a call's arguments as "arguments" followed by it, escapes kept:
+// /arguments/options/depth → arguments/options/depth.
 func FieldName(ptr string) string {
 	p, err := ParsePointer(ptr)
 	if err != nil {
@@ -506,6 +520,8 @@ func FieldName(ptr string) string {
 		return "grid.points"
 	case "facts":
 		return "data." + p.Param
+	case "arguments":
+		return "arguments" + p.Param
 	}
 	return p.Field
 }
@@ -559,21 +575,30 @@ func solverErr(err error) error {
 	return fmt.Errorf("%w: %w", ErrSolver, err)
 }
 
-// UnmarshalJSON reads a number, a string or a boolean.
+// UnmarshalJSON reads a number (its exact decimal kept, as MarshalJSON
+// writes it), a string or a boolean.
 func (v *Value) UnmarshalJSON(b []byte) error {
-	var x any
+	var x jsontext.Value
 	if err := hashing.DecodePart(b, &x); err != nil {
 		return errors.New(hashing.Reason(err))
 	}
-	switch t := x.(type) {
-	case float64:
-		*v = Num(t)
-	case string:
-		*v = Str(t)
-	case bool:
-		*v = Boolean(t)
+	switch k := x.Kind(); k {
+	case '0':
+		n, err := NumberValue(strings.TrimSpace(string(x)))
+		if err != nil {
+			return fmt.Errorf("policy: %v", err)
+		}
+		*v = n
+	case '"':
+		var s string
+		if err := hashing.DecodePart(x, &s); err != nil {
+			return errors.New(hashing.Reason(err))
+		}
+		*v = Str(s)
+	case 't', 'f':
+		*v = Boolean(k == 't')
 	default:
-		return fmt.Errorf("policy: a value is a number, a string or a boolean, not %s", string(b))
+		return fmt.Errorf("policy: a value is a number, a string or a boolean, not %s", clip(string(b)))
 	}
 	return nil
 }

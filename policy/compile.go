@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -29,6 +30,8 @@ type Compiled struct {
 	symbols  map[string]bool   // every symbol the policy declares or defines
 	commands []smt.Sexp        // declare-const and define-fun, in order
 	asserts  []assertion
+	calls    bool // binds /tool or /arguments/…: governs tool calls only
+	requests bool // binds a request's fields: governs requests only
 }
 
 type binding struct {
@@ -86,8 +89,12 @@ func (c *Compiled) Pointers() []Pointer {
 }
 
 // AppliesTo reports whether the policy governs a request with this family
-// and metric.
+// and metric. A policy that binds /tool or /arguments/… governs tool calls
+// only (ForTool).
 func (c *Compiled) AppliesTo(family, metric string) bool {
+	if c.calls {
+		return false
+	}
 	for _, a := range c.Policy.AppliesTo {
 		switch a {
 		case string(registry.KindFamily), string(registry.KindMetric):
@@ -103,12 +110,43 @@ func (c *Compiled) AppliesTo(family, metric string) bool {
 // and kind as a pipeline names it: a step (an operation or a signal), or
 // the metric of a pipeline, each decided on its own (SPEC §11).
 func (c *Compiled) Governs(name string, kind registry.Kind) bool {
+	if kind == registry.KindTool {
+		return c.GovernsTool(name)
+	}
+	if c.calls {
+		return false
+	}
 	return slices.Contains(c.Policy.AppliesTo, string(kind)) || slices.Contains(c.Policy.AppliesTo, name)
 }
 
+// GovernsTool reports whether the policy governs a call to the upstream
+// tool named name (U.T, SPEC §14): its applies_to names the kind tool or
+// that name, and it binds none of a request's fields (/family, /metric,
+// /data, /params/…, /grid/points, /facts/…), which a call does not have.
+func (c *Compiled) GovernsTool(name string) bool {
+	if c.requests {
+		return false
+	}
+	return slices.Contains(c.Policy.AppliesTo, string(registry.KindTool)) || slices.Contains(c.Policy.AppliesTo, name)
+}
+
+// ForCalls reports whether the policy binds /tool or /arguments/…: it then
+// governs tool calls only.
+func (c *Compiled) ForCalls() bool { return c.calls }
+
 // kinds a policy may name in applies_to: a request names a family and a
-// metric, a pipeline its steps' operations and signals and a metric.
-var kindNames = []string{string(registry.KindFamily), string(registry.KindMetric), string(registry.KindOperation), string(registry.KindSignal)}
+// metric, a pipeline its steps' operations and signals and a metric, a
+// call (SPEC §14) a tool.
+var kindNames = []string{string(registry.KindFamily), string(registry.KindMetric), string(registry.KindOperation), string(registry.KindSignal), string(registry.KindTool)}
+
+// toolNameRE is the spelling of a tool capability's name, U.T: an
+// upstream's name (registry.UpstreamNameRE), a dot and an MCP tool name
+// (registry.ToolNameRE). Such a name may be longer than MaxNameLen.
+var toolNameRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}\.[A-Za-z0-9_.-]{1,128}$`)
+
+// IsToolName reports whether name is spelt like a tool capability's name,
+// U.T. (A family may be spelt so too; only the registry can tell.)
+func IsToolName(name string) bool { return toolNameRE.MatchString(name) }
 
 // otherKinds are kinds no request names: a policy on them would govern
 // nothing.
@@ -142,6 +180,7 @@ func Compile(name string, p Policy) (*Compiled, error) {
 			add(fmt.Sprintf("applies_to[%d]", i), "%q is listed twice", clip(a))
 		case slices.Contains(otherKinds, a):
 			add(fmt.Sprintf("applies_to[%d]", i), "no request names a capability of kind %s: a policy governs what a request names (kinds %s, or their names)", a, strings.Join(kindNames, ", "))
+		case IsToolName(a):
 		case len(a) > MaxNameLen || !registry.ValidName(a):
 			add(fmt.Sprintf("applies_to[%d]", i), "%q is neither a kind nor a capability name", clip(a))
 		}
@@ -288,6 +327,7 @@ func Compile(name string, p Policy) (*Compiled, error) {
 		c.bound = append(c.bound, binding{Const: sym, Sort: srt, Ptr: ptr})
 	}
 	sort.Slice(c.bound, func(i, j int) bool { return c.bound[i].Const < c.bound[j].Const })
+	c.checkScope(add)
 	for _, cmd := range c.commands {
 		if cmd.Head() == "declare-const" {
 			if sym, _ := cmd.List[1].Symbol(); !boundSet[sym] {
@@ -324,6 +364,46 @@ func Compile(name string, p Policy) (*Compiled, error) {
 	}
 	c.ID = id
 	return c, nil
+}
+
+// checkScope sets what the policy governs from what it binds, and refuses
+// a policy that would govern what it cannot read: a tool call has /tool and
+// /arguments/… only, a request (a family's, a pipeline's, a step's) has
+// no tool and no arguments. Such a policy would refuse every call or
+// request it governs as missing. A policy that binds neither may govern
+// both (a blanket rule).
+func (c *Compiled) checkScope(add func(field, format string, args ...any)) {
+	var call, req *binding
+	for i := range c.bound {
+		b := &c.bound[i]
+		if b.Ptr.ForCall() {
+			c.calls = true
+			if call == nil {
+				call = b
+			}
+		} else {
+			c.requests = true
+			if req == nil {
+				req = b
+			}
+		}
+	}
+	switch {
+	case c.calls && c.requests:
+		add("bind."+clip(req.Const), "%s binds %s, a request's field, and %s binds %s, a tool call's: no request has both, so the policy would refuse everything it governs; write two policies", req.Const, req.Ptr.Text, call.Const, call.Ptr.Text)
+	case c.calls:
+		for i, a := range c.Policy.AppliesTo {
+			if a != string(registry.KindTool) && !IsToolName(a) {
+				add(fmt.Sprintf("applies_to[%d]", i), "%q is not a tool: the policy binds %s to %s, which only a tool call has; it may apply to the kind tool and to tools by name (upstream.tool)", clip(a), call.Const, call.Ptr.Text)
+			}
+		}
+	case c.requests:
+		for i, a := range c.Policy.AppliesTo {
+			if a == string(registry.KindTool) || len(a) > MaxNameLen && IsToolName(a) {
+				add(fmt.Sprintf("applies_to[%d]", i), "%q governs tool calls, but the policy binds %s to %s, which a tool call does not have (a call has /tool and /arguments/…)", clip(a), req.Const, req.Ptr.Text)
+			}
+		}
+	}
 }
 
 func declareName(c *Compiled, sym string, at func(string, ...any)) bool {
@@ -417,6 +497,13 @@ func smtSymbol(s string) (string, bool) {
 // (a typo, a renamed parameter: it would refuse every request it
 // governs). Names the registry does not hold are not held against the
 // policy: it may gain them.
+//
+// Tool capabilities (SPEC §14) declare no parameters: a policy over tool
+// calls binds /tool and /arguments/…, which are checked against nothing
+// here (a call's arguments are checked against the tool's input schema).
+// A name in applies_to that is a tool is refused for a policy that binds
+// a request's fields, and a name that is another kind of capability for
+// a policy that binds a call's.
 func (c *Compiled) CheckRegistry(snap *registry.Snapshot) error {
 	declared := map[string]bool{}
 	known := false
@@ -425,6 +512,14 @@ func (c *Compiled) CheckRegistry(snap *registry.Snapshot) error {
 		for _, cp := range snap.Capabilities() {
 			governed := slices.Contains(kindNames, string(cp.Kind))
 			switch {
+			case cp.Name == a && cp.Kind == registry.KindTool && c.requests:
+				fe = append(fe, registry.FieldError{Field: fmt.Sprintf("applies_to[%d]", i),
+					Problem: fmt.Sprintf("%s is a tool, but the policy binds a request's fields (%s), which a tool call does not have (a call has /tool and /arguments/…)", a, c.pointersText(false))})
+				continue
+			case cp.Name == a && cp.Kind != registry.KindTool && c.calls:
+				fe = append(fe, registry.FieldError{Field: fmt.Sprintf("applies_to[%d]", i),
+					Problem: fmt.Sprintf("%s is a capability of kind %s, but the policy binds a tool call's fields (%s), which only a call has", a, cp.Kind, c.pointersText(true))})
+				continue
 			case cp.Name == a && !governed:
 				fe = append(fe, registry.FieldError{Field: fmt.Sprintf("applies_to[%d]", i),
 					Problem: fmt.Sprintf("%s is a capability of kind %s: a policy governs what requests name (a family and a metric, or a pipeline's steps and metric)", a, cp.Kind)})
@@ -450,6 +545,18 @@ func (c *Compiled) CheckRegistry(snap *registry.Snapshot) error {
 		return &ValidationError{Policy: c.Name, Fields: fe}
 	}
 	return nil
+}
+
+// pointersText lists the pointers the policy binds that read a call
+// (calls) or a request (!calls).
+func (c *Compiled) pointersText(calls bool) string {
+	var out []string
+	for _, b := range c.bound {
+		if b.Ptr.ForCall() == calls && !slices.Contains(out, b.Ptr.Text) {
+			out = append(out, b.Ptr.Text)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // checkAtoms refuses what a solver would read differently from this

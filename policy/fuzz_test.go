@@ -1,10 +1,14 @@
 package policy
 
 import (
+	"encoding/json"
 	"math"
+	"math/big"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/groundgate/groundgate/policy/smt"
 )
@@ -43,7 +47,8 @@ func FuzzCompile(f *testing.F) {
 
 // Pointers either parse to a field with sorts or are refused.
 func FuzzParsePointer(f *testing.F) {
-	for _, s := range []string{"/family", "/params/window", "/params/a~1b", "/grid/points", "/facts/data/last_date", "/", "", "~", "/params/"} {
+	for _, s := range []string{"/family", "/params/window", "/params/a~1b", "/grid/points", "/facts/data/last_date", "/", "", "~", "/params/",
+		"/tool", "/tool/", "/arguments", "/arguments/", "/arguments/a~1b/c~0d/0", "/arguments/a~2", "/arguments/~01", "/arguments//x"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -51,8 +56,90 @@ func FuzzParsePointer(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if p.Text != s || len(p.Sorts()) == 0 || FieldName(s) == s {
+		if p.Text != s || len(p.Sorts()) == 0 || FieldName(s) == s || len(s) > MaxPointerLen || !utf8.ValidString(s) {
 			t.Fatalf("%q parsed to %+v", s, p)
+		}
+		if p.ForCall() != (p.Field == "tool" || p.Field == "arguments") {
+			t.Fatalf("%q: ForCall %v for field %s", s, p.ForCall(), p.Field)
+		}
+		if p.Field == "arguments" {
+			toks, err := pointerTokens(p.Param)
+			if err != nil || len(toks) == 0 || len(toks) > MaxPointerDepth || "/arguments"+p.Param != s {
+				t.Fatalf("%q: arguments pointer %q gives tokens %q, %v", s, p.Param, toks, err)
+			}
+			// Escaping the tokens again gives the pointer back.
+			var b strings.Builder
+			for _, tok := range toks {
+				b.WriteString("/" + strings.ReplaceAll(strings.ReplaceAll(tok, "~", "~0"), "/", "~1"))
+			}
+			if b.String() != p.Param {
+				t.Fatalf("%q: tokens %q escape to %q", s, toks, b.String())
+			}
+		}
+	})
+}
+
+// A pointer into any arguments document gives a value, a missing or a
+// type refusal; never a panic. A number's value is the exact decimal of
+// its text, and reads back into the solver as one literal.
+func FuzzCallArguments(f *testing.F) {
+	f.Add(`{"a": {"b": [1, "x", true, null, {"c": 0.10000000000000000001}]}}`, "/arguments/a/b/4/c")
+	f.Add(`{"a/b": {"c~d": 1e-400}}`, "/arguments/a~1b/c~0d")
+	f.Add(`{"n": -1.5E+3}`, "/arguments/n")
+	f.Add(`[1, 2]`, "/arguments/0")
+	f.Add(`{"a": [0, 1]}`, "/arguments/a/01")
+	f.Add(`{"a": 1, "A": 2}`, "/arguments/a")
+	f.Fuzz(func(t *testing.T, args, ptr string) {
+		p, err := ParsePointer(ptr)
+		if err != nil || p.Field != "arguments" {
+			return
+		}
+		vs, err := Request{Tool: "u.t", Arguments: json.RawMessage(args)}.values(p)
+		if err != nil {
+			return
+		}
+		if len(vs) != 1 {
+			t.Fatalf("%s in %s: %d values", ptr, args, len(vs))
+		}
+		v := vs[0]
+		if v.IsStr || v.IsBool {
+			return
+		}
+		if math.IsNaN(v.Num) || math.IsInf(v.Num, 0) {
+			t.Fatalf("%s in %s: %v is not finite", ptr, args, v.Num)
+		}
+		lit, err := literal(v, "Real")
+		if err != nil {
+			t.Fatalf("%s in %s: %v as a Real: %v", ptr, args, v, err)
+		}
+		if xs, err := smt.Parse(lit); err != nil || len(xs) != 1 {
+			t.Fatalf("%v as a Real → %q: %v", v, lit, err)
+		}
+	})
+}
+
+// NumberValue keeps a JSON number's exact value: its decimal (Exact, or
+// else Num's shortest decimal) is the text's rational value.
+func FuzzNumberValue(f *testing.F) {
+	for _, s := range []string{"0", "-0", "0.1", "0.10000000000000000001", "1e-400", "1e400", "9007199254740993", "-1.5E+3", "01", "1.", "1e999999999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := NumberValue(s)
+		if err != nil {
+			return
+		}
+		want, ok := new(big.Rat).SetString(s)
+		if !ok {
+			t.Fatalf("%q: accepted, but not a number", s)
+		}
+		dec := v.Exact
+		if dec == "" {
+			dec = strconv.FormatFloat(v.Num, 'f', -1, 64)
+		}
+		got, ok := new(big.Rat).SetString(dec)
+		if !ok || got.Cmp(want) != 0 || strings.ContainsAny(v.Exact, "eE+") {
+			t.Fatalf("%q → %+v (%s), want the value %s", s, v, dec, want.RatString())
 		}
 	})
 }

@@ -307,7 +307,23 @@ func undecidedWhy(err error) (string, bool) {
 // and metric B, but without the registry lint cannot tell a family from a
 // metric, and reporting every pair of named policies as overlapping would
 // drown the real conflicts.
+//
+// A policy that binds a tool call's fields (/tool, /arguments/…) governs
+// calls only; it overlaps another only when both can govern a call: one
+// names the kind tool, or both name one tool. (Family and metric mean
+// nothing to a call: the scope is then unrestricted.)
 func overlap(a, b *Compiled) (func(fam, met string) string, bool) {
+	if a.calls || b.calls {
+		if !governsCalls(a) || !governsCalls(b) {
+			return nil, false
+		}
+		tool := string(registry.KindTool)
+		if slices.Contains(a.Policy.AppliesTo, tool) || slices.Contains(b.Policy.AppliesTo, tool) ||
+			slices.ContainsFunc(a.Policy.AppliesTo, func(n string) bool { return slices.Contains(b.Policy.AppliesTo, n) }) {
+			return func(string, string) string { return "true" }, true
+		}
+		return nil, false
+	}
 	ka, kb := governsAll(a), governsAll(b)
 	switch {
 	case ka && kb:
@@ -327,6 +343,14 @@ func overlap(a, b *Compiled) (func(fam, met string) string, bool) {
 		return nil, false
 	}
 	return func(f, m string) string { return namesTerm(shared, f, m) }, true
+}
+
+// governsCalls reports whether c can govern some tool call: it binds no
+// request field and names the kind tool or a name spelt like a tool's.
+func governsCalls(c *Compiled) bool {
+	return !c.requests && slices.ContainsFunc(c.Policy.AppliesTo, func(n string) bool {
+		return n == string(registry.KindTool) || IsToolName(n)
+	})
 }
 
 func governsAll(c *Compiled) bool {
@@ -375,6 +399,9 @@ func namesTerm(names []string, fam, met string) string {
 }
 
 func describeScope(a, b *Compiled) string {
+	if a.calls || b.calls {
+		return "calling a tool"
+	}
 	ka, kb := governsAll(a), governsAll(b)
 	var names []string
 	switch {

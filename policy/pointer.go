@@ -8,6 +8,10 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/groundgate/groundgate/hashing"
 )
 
 // A Pointer is an RFC 6901 JSON pointer into the request as a policy sees
@@ -26,11 +30,34 @@ import (
 //	                          decides at once; z3 4.8 takes ~90 ms per string
 //	                          comparison inside push/pop),
 //	                          min_price (Real), non_positive (Bool)
+//
+// A call to an upstream tool (SPEC §14) is the request {"tool", "arguments"}:
+//
+//	/tool                     String  the called capability's name, U.T
+//	/arguments/TOKEN/…        Int, Real, String or Bool: the value at that
+//	                          RFC 6901 pointer into the call's arguments
+//	                          object (member names unescaped: ~1 is '/',
+//	                          ~0 is '~'; an array's items by index)
 type Pointer struct {
 	Text  string // as written
-	Field string // "family", "metric", "data", "params", "grid/points", "facts"
-	Param string // for "params": the parameter name; for "facts": the fact
+	Field string // "family", "metric", "data", "params", "grid/points", "facts", "tool", "arguments"
+	// Param is, for "params", the parameter name; for "facts", the fact;
+	// for "arguments", the pointer into the arguments object as written
+	// ("/options/depth", escapes kept).
+	Param string
 }
+
+// Bounds on a pointer: a policy names a few values, not a path through
+// an arbitrarily deep document.
+const (
+	MaxPointerLen   = 256 // bytes of a pointer's text
+	MaxPointerDepth = 16  // tokens of a pointer into a call's arguments
+)
+
+// ForCall reports whether the pointer reads a tool call (/tool,
+// /arguments/…) rather than a request's family, metric, data, params,
+// grid or facts.
+func (p Pointer) ForCall() bool { return p.Field == "tool" || p.Field == "arguments" }
 
 // DataFacts are the facts of a data source a policy can bind, with their
 // sorts.
@@ -47,15 +74,25 @@ func ParsePointer(text string) (Pointer, error) {
 	if !strings.HasPrefix(text, "/") {
 		return Pointer{}, fmt.Errorf("%q is not a JSON pointer (it must start with '/')", clip(text))
 	}
-	var toks []string
-	for _, t := range strings.Split(text[1:], "/") {
-		if strings.Contains(strings.ReplaceAll(strings.ReplaceAll(t, "~0", ""), "~1", ""), "~") {
-			return Pointer{}, fmt.Errorf("%q: '~' must be escaped as ~0", clip(text))
-		}
-		toks = append(toks, strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~"))
+	if len(text) > MaxPointerLen {
+		return Pointer{}, fmt.Errorf("%q: a pointer is at most %d bytes", clip(text), MaxPointerLen)
+	}
+	if !utf8.ValidString(text) {
+		return Pointer{}, fmt.Errorf("%q is not valid UTF-8", clip(text))
+	}
+	toks, err := pointerTokens(text)
+	if err != nil {
+		return Pointer{}, err
 	}
 	p := Pointer{Text: text}
 	switch {
+	case len(toks) == 1 && toks[0] == "tool":
+		p.Field = "tool"
+	case len(toks) >= 2 && toks[0] == "arguments":
+		if len(toks)-1 > MaxPointerDepth {
+			return Pointer{}, fmt.Errorf("%q: a pointer into the arguments is at most %d tokens deep", clip(text), MaxPointerDepth)
+		}
+		p.Field, p.Param = "arguments", text[len("/arguments"):]
 	case len(toks) == 1 && (toks[0] == "family" || toks[0] == "metric" || toks[0] == "data"):
 		p.Field = toks[0]
 	case len(toks) == 2 && toks[0] == "params" && paramRE.MatchString(toks[1]) && len(toks[1]) <= MaxNameLen:
@@ -65,9 +102,25 @@ func ParsePointer(text string) (Pointer, error) {
 	case len(toks) == 3 && toks[0] == "facts" && toks[1] == "data" && DataFacts[toks[2]] != "":
 		p.Field, p.Param = "facts", toks[2]
 	default:
-		return Pointer{}, fmt.Errorf("%q points to no field a policy can bind (/family, /metric, /data, /params/NAME, /grid/points, /facts/data/NAME)", clip(text))
+		return Pointer{}, fmt.Errorf("%q points to no field a policy can bind (/family, /metric, /data, /params/NAME, /grid/points, /facts/data/NAME; of a tool call /tool, /arguments/…)", clip(text))
 	}
 	return p, nil
+}
+
+// pointerTokens splits an RFC 6901 pointer ("" or "/…") into its tokens,
+// unescaped: ~1 is '/', ~0 is '~', and any other '~' is refused.
+func pointerTokens(text string) ([]string, error) {
+	if text == "" {
+		return nil, nil
+	}
+	var toks []string
+	for _, t := range strings.Split(text[1:], "/") {
+		if strings.Contains(strings.ReplaceAll(strings.ReplaceAll(t, "~0", ""), "~1", ""), "~") {
+			return nil, fmt.Errorf("%q: '~' must be escaped as ~0", clip(text))
+		}
+		toks = append(toks, strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~"))
+	}
+	return toks, nil
 }
 
 // Sorts gives the SMT sorts a constant bound to p may have.
@@ -79,18 +132,27 @@ func (p Pointer) Sorts() []string {
 		return []string{"Int"}
 	case "facts":
 		return []string{DataFacts[p.Param]}
+	case "arguments":
+		return []string{"Int", "Real", "String", "Bool"}
 	}
 	return []string{"String"}
 }
 
-// Value is one request value: a finite number, a string or (a fact only)
-// a boolean.
+// Value is one request value: a finite number, a string or (a fact, or a
+// call's argument) a boolean.
 type Value struct {
 	Num    float64
 	Str    string
 	IsStr  bool
 	IsBool bool
 	Bool   bool
+	// Exact is a number's exact value, as a plain decimal ("-0.5",
+	// "0.10000000000000000001": digits, '-' and '.', no exponent), when
+	// Num does not hold it: when the shortest decimal that reads back as
+	// Num is another number (a call's argument written with more digits
+	// than a float64 keeps, or beyond its range of integers). Empty
+	// otherwise: Num's shortest decimal is then the value.
+	Exact string
 }
 
 // Num and Str make values.
@@ -107,7 +169,83 @@ func (v Value) String() string {
 	if v.IsStr {
 		return strconv.Quote(v.Str)
 	}
+	if v.Exact != "" {
+		return v.Exact
+	}
 	return jsonNumber(v.Num)
+}
+
+// maxDecimal bounds the plain decimal a number is written as: every
+// finite float64 fits (309 integer digits; 1e-323 has 324 after the
+// point), and so does a little more precision than that.
+const maxDecimal = 512
+
+// NumberValue reads a JSON number's text (RFC 8259 grammar) as a value
+// that keeps its exact decimal: 0.10000000000000000001 is not 0.1, though
+// both read as the same float64. A number beyond float64's range, or one
+// whose plain decimal would exceed maxDecimal bytes, is refused.
+func NumberValue(text string) (Value, error) {
+	dec, ok := plainDecimal(text)
+	if !ok {
+		return Value{}, fmt.Errorf("%s is not a JSON number a policy can read (at most %d decimal digits)", clip(text), maxDecimal)
+	}
+	f, err := strconv.ParseFloat(text, 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return Value{}, fmt.Errorf("%s is not a finite number", clip(text))
+	}
+	if short, _ := plainDecimal(strconv.FormatFloat(f, 'g', -1, 64)); short == dec {
+		return Num(f), nil
+	}
+	return Value{Num: f, Exact: dec}, nil
+}
+
+var jsonNumberRE = regexp.MustCompile(`^(-?)(0|[1-9][0-9]*)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$`)
+
+// plainDecimal writes a JSON number as the shortest plain decimal of the
+// same value: no exponent, no leading or trailing zeros ("1.50e2" →
+// "150", "-0.0" → "0"), or reports that it is not a number or too long.
+func plainDecimal(text string) (string, bool) {
+	m := jsonNumberRE.FindStringSubmatch(text)
+	if m == nil || len(text) > maxDecimal {
+		return "", false
+	}
+	exp := 0
+	if m[4] != "" {
+		e, err := strconv.Atoi(m[4])
+		if err != nil || e > maxDecimal || e < -maxDecimal {
+			return "", false
+		}
+		exp = e
+	}
+	digits := m[2] + m[3]
+	point := len(m[2]) + exp // the value is 0.digits × 10^point
+	trimmed := strings.TrimLeft(digits, "0")
+	point -= len(digits) - len(trimmed)
+	digits = strings.TrimRight(trimmed, "0")
+	if digits == "" {
+		return "0", true
+	}
+	var b strings.Builder
+	if m[1] == "-" {
+		b.WriteByte('-')
+	}
+	switch {
+	case point <= 0:
+		b.WriteString("0.")
+		b.WriteString(strings.Repeat("0", -point))
+		b.WriteString(digits)
+	case point >= len(digits):
+		b.WriteString(digits)
+		b.WriteString(strings.Repeat("0", point-len(digits)))
+	default:
+		b.WriteString(digits[:point])
+		b.WriteByte('.')
+		b.WriteString(digits[point:])
+	}
+	if b.Len() > maxDecimal {
+		return "", false
+	}
+	return b.String(), true
 }
 
 // jsonNumber writes a number as encoding/json does (ES6 style): no
@@ -137,7 +275,22 @@ type Request struct {
 	// Owner names, in messages, what declares Params when it is not the
 	// family (a pipeline's step); empty means Family.
 	Owner string
+
+	// Tool, when not empty, makes this a call to the upstream tool of
+	// that name (U.T, SPEC §14): /tool reads it, and /arguments/… read
+	// Arguments, the call's arguments object (nil means {}), which the
+	// caller has already checked (hashing.CheckStrict, and the tool's
+	// input schema). A call spans no grid: it is one point.
+	Tool      string
+	Arguments json.RawMessage
 }
+
+// valueError is a pointer's value that no bound constant can hold: an
+// object, an array, null, a number beyond reach. Check refuses it as
+// ReasonType, where any other error of values is ReasonMissing.
+type valueError struct{ msg string }
+
+func (e *valueError) Error() string { return e.msg }
 
 // Points is the number of grid points (morphisms) the request spans:
 // GridPoints when set (a pipeline spans the lists of all its steps, not
@@ -164,6 +317,17 @@ func (r Request) values(p Pointer) ([]Value, error) {
 		return []Value{Str(r.Data)}, nil
 	case "grid/points":
 		return []Value{Num(float64(r.Points()))}, nil
+	case "tool":
+		if r.Tool == "" {
+			return nil, fmt.Errorf("the request is not a tool call")
+		}
+		return []Value{Str(r.Tool)}, nil
+	case "arguments":
+		v, err := r.argument(p.Param)
+		if err != nil {
+			return nil, err
+		}
+		return []Value{v}, nil
 	}
 	if p.Field == "facts" {
 		if r.Facts == nil {
@@ -192,6 +356,109 @@ func (r Request) values(p Pointer) ([]Value, error) {
 	return nil, fmt.Errorf("the request does not set params.%s and %s declares no default for it", p.Param, owner)
 }
 
+// argument reads the value at ptr ("/a/0/b", RFC 6901) in the call's
+// arguments: a number (its exact decimal kept), a string or a boolean.
+func (r Request) argument(ptr string) (Value, error) {
+	if r.Tool == "" {
+		return Value{}, fmt.Errorf("the request is not a tool call: it has no arguments")
+	}
+	raw := []byte(r.Arguments)
+	if len(raw) == 0 {
+		raw = []byte("{}")
+	}
+	if err := hashing.CheckStrict(raw); err != nil {
+		return Value{}, fmt.Errorf("the call's arguments cannot be read: %v", err)
+	}
+	toks, err := pointerTokens(ptr)
+	if err != nil {
+		return Value{}, err
+	}
+	esc := strings.Split(ptr, "/")[1:] // the tokens as written, for messages
+	cur := jsontext.Value(raw)
+	for i, tok := range toks {
+		at := "/" + strings.Join(esc[:i], "/")
+		switch cur.Kind() {
+		case '{':
+			var m map[string]jsontext.Value
+			if err := hashing.DecodePart(cur, &m); err != nil {
+				return Value{}, fmt.Errorf("the call's arguments cannot be read at %s: %v", at, err)
+			}
+			next, ok := m[tok]
+			if !ok {
+				return Value{}, fmt.Errorf("the call's arguments have no %s", ptr)
+			}
+			cur = next
+		case '[':
+			var a []jsontext.Value
+			if err := hashing.DecodePart(cur, &a); err != nil {
+				return Value{}, fmt.Errorf("the call's arguments cannot be read at %s: %v", at, err)
+			}
+			n, ok := arrayIndex(tok)
+			if !ok || n >= len(a) {
+				return Value{}, fmt.Errorf("the call's arguments have no %s (%s is an array of %d)", ptr, at, len(a))
+			}
+			cur = a[n]
+		default:
+			if i == 0 {
+				return Value{}, fmt.Errorf("the call's arguments are %s, not an object", kindWords(cur.Kind()))
+			}
+			return Value{}, fmt.Errorf("the call's arguments have no %s (%s is %s)", ptr, at, kindWords(cur.Kind()))
+		}
+	}
+	switch k := cur.Kind(); k {
+	case '0':
+		v, err := NumberValue(strings.TrimSpace(string(cur)))
+		if err != nil {
+			return Value{}, &valueError{fmt.Sprintf("the call's arguments hold %s at %s", err, ptr)}
+		}
+		return v, nil
+	case '"':
+		var s string
+		if err := hashing.DecodePart(cur, &s); err != nil {
+			return Value{}, fmt.Errorf("the call's arguments cannot be read at %s: %v", ptr, err)
+		}
+		return Str(s), nil
+	case 't', 'f':
+		return Boolean(k == 't'), nil
+	default:
+		return Value{}, &valueError{fmt.Sprintf("the call's arguments hold %s at %s: a policy reads a number, a string or a boolean", kindWords(k), ptr)}
+	}
+}
+
+// arrayIndex reads an RFC 6901 array index: 0, or digits without a
+// leading zero.
+func arrayIndex(tok string) (int, bool) {
+	if tok == "" || len(tok) > 9 || (len(tok) > 1 && tok[0] == '0') {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(tok); i++ {
+		if tok[i] < '0' || tok[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int(tok[i]-'0')
+	}
+	return n, true
+}
+
+func kindWords(k jsontext.Kind) string {
+	switch k {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case 'n':
+		return "null"
+	case '"':
+		return "a string"
+	case '0':
+		return "a number"
+	case 't', 'f':
+		return "a boolean"
+	}
+	return "nothing"
+}
+
 // literal writes v as an SMT-LIB literal of sort, or says why it cannot be
 // one. Numbers are the decimals they are written as (the shortest form that
 // reads back as the same float64), so 0.1 is exactly one tenth.
@@ -211,7 +478,9 @@ func literal(v Value, sort string) (string, error) {
 		if v.IsStr {
 			return "", fmt.Errorf("%s is a string, the policy binds an Int", v)
 		}
-		if v.Num != math.Trunc(v.Num) || math.Abs(v.Num) > 1<<53 {
+		// An exact decimal Num does not hold has a fraction, or is an
+		// integer beyond 2^53 (a float64 holds every integer up to it).
+		if v.Exact != "" || v.Num != math.Trunc(v.Num) || math.Abs(v.Num) > 1<<53 {
 			return "", fmt.Errorf("%s is not an integer, the policy binds an Int", v)
 		}
 		n := int64(v.Num)
@@ -224,10 +493,14 @@ func literal(v Value, sort string) (string, error) {
 			return "", fmt.Errorf("%s is a string, the policy binds a Real", v)
 		}
 		s := strconv.FormatFloat(math.Abs(v.Num), 'f', -1, 64)
+		neg := math.Signbit(v.Num) && v.Num != 0
+		if v.Exact != "" {
+			s, neg = strings.TrimPrefix(v.Exact, "-"), strings.HasPrefix(v.Exact, "-")
+		}
 		if !strings.Contains(s, ".") {
 			s += ".0"
 		}
-		if math.Signbit(v.Num) && v.Num != 0 {
+		if neg {
 			return "(- " + s + ")", nil
 		}
 		return s, nil

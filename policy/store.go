@@ -95,6 +95,21 @@ func (s *Set) Governing(name string, kind registry.Kind) []*Compiled {
 	return out
 }
 
+// ForTool lists, in name order, the policies that govern a call to the
+// upstream tool named name (U.T, SPEC §14): those whose applies_to names
+// the kind tool or that name and that bind no request field
+// (Compiled.GovernsTool). Check decides the call with them, as a Request
+// with Tool and Arguments.
+func (s *Set) ForTool(name string) []*Compiled {
+	var out []*Compiled
+	for _, n := range s.names {
+		if c := s.policies[n]; c.GovernsTool(name) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // IDs maps each name to its policy's id.
 func (s *Set) IDs() map[string]hashing.Digest {
 	ids := make(map[string]hashing.Digest, len(s.names))
