@@ -117,7 +117,8 @@ func (k *checker) versions(ctx context.Context, acks []regAck) {
 	}
 }
 
-// docs checks acknowledged discoveries, groundings and executions: each is
+// docs checks acknowledged discoveries, groundings, executions and call
+// footprints: each is
 // served again exactly as acknowledged; with replay, each execution is
 // re-run and must match every layer.
 func (k *checker) docs(ctx context.Context, docs []docAck, replay bool) (replayed int) {
@@ -134,8 +135,10 @@ func (k *checker) docs(ctx context.Context, docs []docAck, replay bool) (replaye
 			path = "/v1/groundings/" + d.id
 		case kindExecution:
 			path = "/v1/executions/" + d.id
+		case kindCall:
+			path = "/v1/calls/" + d.id
 		}
-		r := k.c.do(ctx, "GET", path, nil, false)
+		r := k.c.do(ctx, "GET", path, nil, d.kind == kindCall)
 		if !r.ack() {
 			k.fail("%s %s (round %d): GET %s: %d %v %.300s", d.kind, d.id, d.round, path, r.status, r.err, r.body)
 			continue

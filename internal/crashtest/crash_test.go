@@ -36,9 +36,10 @@ const (
 // after each restart that no acknowledged write was lost: registry entries
 // at the version they were acknowledged in and in the current registry,
 // discoveries, groundings and executions (which must also replay bit for
-// bit). Every crashed file must pass `registry verify` (a copy of it,
-// verified while the next round runs), and so must the file after the
-// final clean shutdown.
+// bit), and call footprints through the gateway (calls_test.go). Every
+// crashed file must pass `registry verify` (a copy of it, verified while
+// the next round runs), and so must the file after the final clean
+// shutdown.
 func TestCrashUnderLoad(t *testing.T) {
 	began := time.Now()
 	rounds := envInt(t, envRounds, defaultRounds)
@@ -53,6 +54,7 @@ func TestCrashUnderLoad(t *testing.T) {
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x67726f756e64))
 
 	bin := buildBinary(t)
+	upstream := buildUpstream(t)
 	built := time.Since(began)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "groundgate.db")
@@ -97,10 +99,18 @@ func TestCrashUnderLoad(t *testing.T) {
 			if st, err = newState(ctx, c, l, rng); err != nil {
 				t.Fatal(err)
 			}
+			if err := setupUpstream(ctx, c, upstream); err != nil {
+				t.Fatal(err)
+			}
 		} else {
 			n, r := k.afterRestart(ctx, rng)
 			checked, replayed = checked+n, replayed+r
 			lostf(round-1, k)
+			// The server starts the upstream again by itself; calls
+			// wait for its tools.
+			if err := waitUpstream(ctx, c, true); err != nil {
+				t.Fatalf("round %d: %v; server log tail:\n%s", round, err, srv.logTail())
+			}
 		}
 		tCheck := time.Since(t0) - startup
 
@@ -120,10 +130,10 @@ func TestCrashUnderLoad(t *testing.T) {
 		// round to finish.
 		verified(pending, fmt.Sprintf("round %d", round))
 		pending = startVerify(t, bin, db, round)
-		t.Logf("round %2d: start %4dms, checks %4dms, load %4dms (kill at %4dms): acknowledged +%d registry, +%d discovery, +%d grounding, +%d execution; %d in doubt",
+		t.Logf("round %2d: start %4dms, checks %4dms, load %4dms (kill at %4dms): acknowledged +%d registry, +%d discovery, +%d grounding, +%d execution, +%d call; %d in doubt",
 			round, startup.Milliseconds(), tCheck.Milliseconds(), load.Milliseconds(), delay.Milliseconds(),
 			after[kindRegistry]-before[kindRegistry], after[kindDiscovery]-before[kindDiscovery],
-			after[kindGrounding]-before[kindGrounding], after[kindExecution]-before[kindExecution], l.maybe-maybeBefore)
+			after[kindGrounding]-before[kindGrounding], after[kindExecution]-before[kindExecution], after[kindCall]-before[kindCall], l.maybe-maybeBefore)
 	}
 
 	// The last crash: restart, check that round and then everything, stop
@@ -155,8 +165,8 @@ func TestCrashUnderLoad(t *testing.T) {
 
 	t.Logf("final restart, checks, clean stop and verify: %s", time.Since(tFinal).Round(time.Millisecond))
 	cnt := l.counts()
-	t.Logf("0 acknowledged writes lost over %d SIGKILL rounds (seed %d): %d registry PUTs, %d discoveries, %d groundings, %d executions acknowledged; %d writes in doubt at kills; %d checks of acknowledged writes, %d replays matched; %s",
-		rounds, seed, cnt[kindRegistry], cnt[kindDiscovery], cnt[kindGrounding], cnt[kindExecution], l.maybe, checked, replayed, out)
+	t.Logf("0 acknowledged writes lost over %d SIGKILL rounds (seed %d): %d registry PUTs, %d discoveries, %d groundings, %d executions, %d calls acknowledged; %d writes in doubt at kills; %d checks of acknowledged writes, %d replays matched; %s",
+		rounds, seed, cnt[kindRegistry], cnt[kindDiscovery], cnt[kindGrounding], cnt[kindExecution], cnt[kindCall], l.maybe, checked, replayed, out)
 	t.Logf("time: %s total (%s building the binary)", time.Since(began).Round(time.Millisecond), built.Round(time.Millisecond))
 }
 
@@ -172,6 +182,10 @@ func runRound(ctx context.Context, t *testing.T, round int, c *client, l *ledger
 	for range pipelineWorkers {
 		prng := rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
 		wg.Go(func() { lr.pipelineLoop(ctx, prng) })
+	}
+	for range callWorkers {
+		crng := rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
+		wg.Go(func() { lr.callLoop(ctx, crng) })
 	}
 	select {
 	case <-time.After(delay):

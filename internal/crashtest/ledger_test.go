@@ -85,9 +85,10 @@ const (
 	kindDiscovery = "discovery"
 	kindGrounding = "grounding"
 	kindExecution = "execution"
+	kindCall      = "call" // a call footprint (POST /v1/calls), read with the admin token
 )
 
-var kinds = []string{kindRegistry, kindDiscovery, kindGrounding, kindExecution}
+var kinds = []string{kindRegistry, kindDiscovery, kindGrounding, kindExecution, kindCall}
 
 // regAck is an acknowledged PUT: the entry as the server answered it, and
 // the version it said holds it.
