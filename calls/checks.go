@@ -82,7 +82,7 @@ func (s *Service) contract(c registry.Capability, ph contract.Phase, args, resul
 
 // policyRequest is what policies read of a call.
 func policyRequest(d *decision) policy.Request {
-	return policy.Request{}
+	return policy.Request{Tool: d.capb.Name, Arguments: d.args}
 }
 
 // screenResult screens the text items of a CallToolResult.
