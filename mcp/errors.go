@@ -14,14 +14,16 @@ import (
 // nextStep says, per failure code, what a model should do about it: the
 // agent column of docs/failures.md, shortened.
 var nextStep = map[ground.Code]string{
-	ground.F1:  "fix the request's shape as the detail says, then call ground again",
+	ground.F1:  "fix the request's shape (or the call's arguments) as the detail says, then ground (or call) again",
 	ground.F2:  "that name is not in the registry: use only names discover returned (they are case-sensitive)",
 	ground.F3:  "that capability exists but the researcher's words did not discover it: choose among what discover returned, or ask the researcher",
 	ground.F4:  "that metric was not discovered: choose among the metrics discover returned, or ask the researcher",
 	ground.F7:  "the registry changed since the discovery: call discover again and ground with the new id",
 	ground.F8:  "the evidence is not genuine: pass the discovery id discover returned, unchanged",
 	ground.F9:  "a precondition does not hold: change the parameter the detail names",
+	ground.F10: "the tool's result broke a postcondition: it was not accepted; tell the researcher rather than retrying",
 	ground.F11: "a policy in force refuses this: change what the detail names, or ask the researcher",
+	ground.F12: "the upstream tool changed since it was approved and is quarantined: an operator must sync the upstream; do not retry",
 }
 
 // toolError is the result a refusal or any other non-400 problem is

@@ -1,6 +1,7 @@
 // Package mcp serves groundgate to agents over the Model Context Protocol
 // (SPEC §13), with the official Go SDK: tools discover, ground, execute,
-// replay, diff and get_capability, and capabilities and footprints as
+// replay, diff, get_capability and call (an upstream tool through the
+// gateway, SPEC §14), and capabilities and footprints as
 // resources. Every tool calls the REST API's own operation (server.Server's
 // Discover, Ground, …) with the tool's arguments as the request body, so
 // the gate, its checks and its refusals are the ones REST has: there is no
@@ -28,6 +29,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/groundgate/groundgate/calls"
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/execution"
 	"github.com/groundgate/groundgate/registry"
@@ -43,6 +45,8 @@ type API interface {
 	Replay(ctx context.Context, hash string) (*execution.ReplayReport, error)
 	Diff(ctx context.Context, a, b string) (*execution.DiffReport, error)
 	Capability(ctx context.Context, name string) (registry.Capability, error)
+	// Call is POST /v1/calls: a call to an upstream tool through Γ.
+	Call(ctx context.Context, body []byte) (calls.Response, error)
 	ProblemOf(ctx context.Context, err error) server.Problem
 }
 
@@ -179,7 +183,7 @@ type call func(ctx context.Context, args []byte) (any, error)
 type toolDef struct {
 	tool *sdk.Tool
 	in   string // the input schema: a component's name, or JSON (component references allowed)
-	out  string // the output component's name
+	out  string // the output schema: a component's name, or JSON (component references allowed)
 	call call
 }
 
@@ -269,6 +273,7 @@ func (t tools) defs() []toolDef {
 				}
 				return t.api.Capability(ctx, a.Name)
 			}},
+		t.callTool(),
 	}
 }
 
@@ -292,6 +297,9 @@ func (t tools) handler(c call) sdk.ToolHandler {
 			args = []byte("{}")
 		}
 		out, err := c(ctx, args)
+		if res, ok := out.(*sdk.CallToolResult); ok && err == nil {
+			return res, nil // the call tool's: made as it says (call.go)
+		}
 		if err != nil {
 			p := t.api.ProblemOf(ctx, err)
 			if p.Status == http.StatusBadRequest || p.Status == http.StatusRequestEntityTooLarge {

@@ -37,8 +37,14 @@ const request = `{"family":"MOM_WZS","metric":"SRP","params":{"window":[25,50]},
 // connects the SDK's own client to it.
 func stdioSession(t *testing.T) *sdk.ClientSession {
 	t.Helper()
+	return stdioSessionOn(t, filepath.Join(t.TempDir(), "g.db"))
+}
+
+// stdioSessionOn is stdioSession on the database file db.
+func stdioSessionOn(t *testing.T, db string) *sdk.ClientSession {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	e, err := app.OpenEngines(ctx, filepath.Join(t.TempDir(), "g.db"), "")
+	e, err := app.OpenEngines(ctx, db, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +159,7 @@ func checkTools(t *testing.T, cs *sdk.ClientSession) {
 		}
 	}
 	slices.Sort(names)
-	if want := []string{"diff", "discover", "execute", "get_capability", "ground", "replay"}; !slices.Equal(names, want) {
+	if want := []string{"call", "diff", "discover", "execute", "get_capability", "ground", "replay"}; !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
 	}
 	for _, tool := range res.Tools {

@@ -110,10 +110,17 @@ func (cs components) input(s string) (map[string]any, error) {
 	return cs.component(s)
 }
 
-// output is a tool's output schema: the named component, or, on a result
-// with isError set, the problem REST would answer (clients such as the
-// TypeScript SDK validate structured content even on errors).
+// output is a tool's output schema: the named component (or an inline
+// schema, JSON starting "{"), or, on a result with isError set, the
+// problem REST would answer (clients such as the TypeScript SDK validate
+// structured content even on errors).
 func (cs components) output(name string) (map[string]any, error) {
-	return cs.schema(`{"type": "object", "description": "` + name + `, or with isError set the Problem REST answers the same call with", "anyOf": [` +
-		`{"$ref": "` + componentRef + name + `"}, {"$ref": "` + componentRef + `Problem"}]}`)
+	what, ok := name, !strings.HasPrefix(name, "{")
+	if ok {
+		name = `{"$ref": "` + componentRef + name + `"}`
+	} else {
+		what = "The result"
+	}
+	return cs.schema(`{"type": "object", "description": "` + what + `, or with isError set the Problem REST answers the same call with", "anyOf": [` +
+		name + `, {"$ref": "` + componentRef + `Problem"}]}`)
 }

@@ -43,8 +43,8 @@ func TestToolsListSchemaBytes(t *testing.T) {
 	if err := json.Unmarshal(body, &list); err != nil {
 		t.Fatal(err)
 	}
-	if len(list.Result.Tools) != 6 {
-		t.Fatalf("%d tools, want 6", len(list.Result.Tools))
+	if len(list.Result.Tools) != 7 {
+		t.Fatalf("%d tools, want 7", len(list.Result.Tools))
 	}
 	for _, tool := range list.Result.Tools {
 		for what, raw := range map[string]json.RawMessage{"input": tool.InputSchema, "output": tool.OutputSchema} {

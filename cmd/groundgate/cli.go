@@ -46,6 +46,7 @@ func commands() []commandSpec {
 		{"verify-attestation", "verify an execution attestation offline", func() command { return &verifyAttestationCmd{} }},
 		{"contract", "check a request against the capabilities' contracts (dry run)", func() command { return &contractCmd{} }},
 		{"policy", "lint, diff, store and list solver-checked policies", func() command { return &policyCmd{} }},
+		{"upstream", "configure, inspect and sync a running server's upstream MCP servers (the gateway)", func() command { return &upstreamCmd{} }},
 	}
 }
 

@@ -446,6 +446,9 @@ type Engines struct {
 	Checker  *policy.Checker
 	pool     *smt.Pool
 	data     *DataRoot
+	// ups is the gateway MCP opens (its upstreams' processes), closed
+	// with the engines.
+	ups *gateway.Manager
 }
 
 // OpenEngines opens the registry at db (seeding a new one) and builds
@@ -508,10 +511,29 @@ func openEngines(ctx context.Context, db string, data *DataRoot) (_ *Engines, er
 }
 
 // MCP is the Model Context Protocol server over the engines (groundgate
-// mcp): the REST API's operations, without HTTP, behind MCP's tools.
+// mcp): the REST API's operations, without HTTP, behind MCP's tools. It
+// starts the gateway's stored upstreams, so that the call tool reaches
+// them as the server's does (stdio is the operator's own process: no
+// token); Close stops them. Call attestations are not signed here (the
+// MCP tools offer none).
 func (e *Engines) MCP(logger *slog.Logger) (*sdkmcp.Server, error) {
+	if e.ups != nil {
+		return nil, errors.New("app: the engines' MCP server is already open")
+	}
+	ctx := context.Background()
+	ups, err := gateway.OpenManager(ctx, e.Store.DB(), e.Store, gateway.Options{Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	e.ups = ups
+	cs, err := calls.New(e.Store.DB(), e.Store, ups, e.Gate, e.Policies, calls.Options{
+		Logger: logger, Screen: ScreenResult, Checker: e.Checker,
+	})
+	if err != nil {
+		return nil, err
+	}
 	srv := server.New(server.Deps{Registry: e.Store, Discoverer: e.Disc, Gate: e.Gate, Executor: releasing{e.Exec},
-		Policies: e.Policies, Checker: e.Checker}, server.Config{Logger: logger})
+		Policies: e.Policies, Checker: e.Checker, Upstreams: ups, Calls: cs, Screen: ScreenTool}, server.Config{Logger: logger})
 	return mcp.New(srv, mcp.Options{Version: Version(), Logger: logger})
 }
 
@@ -537,6 +559,10 @@ func Version() string {
 // is harmless.
 func (e *Engines) Close() error {
 	var errs []error
+	if e.ups != nil {
+		// Before the database closes: the upstreams' processes stop.
+		errs = append(errs, e.ups.Close())
+	}
 	if e.Disc != nil {
 		errs = append(errs, e.Disc.Close())
 	}

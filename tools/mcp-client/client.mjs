@@ -35,7 +35,7 @@ check(info?.name === 'groundgate', 'server identifies as groundgate', info);
 
 const { tools } = await client.listTools();
 const names = tools.map((t) => t.name).sort();
-check(JSON.stringify(names) === JSON.stringify(['diff', 'discover', 'execute', 'get_capability', 'ground', 'replay']), 'tools/list names the six tools', names);
+check(JSON.stringify(names) === JSON.stringify(['call', 'diff', 'discover', 'execute', 'get_capability', 'ground', 'replay']), 'tools/list names the seven tools', names);
 check(tools.every((t) => t.inputSchema?.type === 'object' && t.outputSchema?.type === 'object'), 'every tool has input and output schemas');
 const discoverTool = tools.find((t) => t.name === 'discover');
 check(discoverTool?.description?.startsWith('Call this first.'), 'discover says it is the first call', discoverTool?.description);
