@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
 	bolt "go.etcd.io/bbolt"
@@ -24,7 +25,12 @@ type Upstreams interface {
 	Ground(upstream string) (gateway.Ground, error)
 	Drift(c registry.Capability) (gateway.State, gateway.Live, bool, error)
 	Call(ctx context.Context, upstream, tool string, args []byte) (gateway.Result, error)
+	WaitReady(ctx context.Context, upstream string, d time.Duration) error
 }
+
+// ReadyWait bounds how long a call waits for an upstream that has not
+// listed its tools yet (it is starting, or reconnecting after a crash).
+const ReadyWait = 5 * time.Second
 
 // Registry is what calls need from the registry.
 type Registry interface {
@@ -269,6 +275,11 @@ func (s *Service) decide(ctx context.Context, req Request) (*decision, []ground.
 
 	// F12: drift.
 	st, live, listed, err := s.ups.Drift(c)
+	if err == nil && !listed {
+		if werr := s.ups.WaitReady(ctx, upstream, ReadyWait); werr == nil {
+			st, live, listed, err = s.ups.Drift(c)
+		}
+	}
 	switch {
 	case err != nil:
 		return nil, nil, err

@@ -345,6 +345,14 @@ func (m *Manager) WaitReady(ctx context.Context, name string, d time.Duration) e
 	if err := mg.up.WaitReady(ctx); err != nil {
 		return fmt.Errorf("%w: %v", ErrUnavailable, err)
 	}
+	// The list is indexed just after the session is published (OnTools).
+	for mg.live.Load() == nil {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %s has not listed its tools", ErrUnavailable, name)
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
 	return nil
 }
 
