@@ -468,53 +468,8 @@ func TestHostileUpstreams(t *testing.T) {
 		}
 		g.want(http.StatusOK, http.MethodGet, "/healthz", nil)
 	}()
-	if n := settle(before+2, 10*time.Second); n > before+2 {
+	if n := upstreamtest.GoroutinesSettle(before+2, 10*time.Second); n > before+2 {
 		buf := make([]byte, 1<<20)
 		t.Fatalf("goroutines: %d before, %d after\n%s", before, n, buf[:runtime.Stack(buf, true)])
-	}
-}
-
-func settle(want int, d time.Duration) int {
-	deadline := time.Now().Add(d)
-	n := runtime.NumGoroutine()
-	for n > want && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-		runtime.GC()
-		n = runtime.NumGoroutine()
-	}
-	return n
-}
-
-// TestContractsAndPolicies: a tool's overlay contract (F9 before the
-// call, F10 after) and a solver-checked policy over its arguments (F11),
-// every failure at once.
-func TestContractsAndPolicies(t *testing.T) {
-	g := serve(t, gateway.Limits{})
-	bin := upstreamtest.Build(t)
-	g.upstream("shop", map[string]any{"transport": "stdio", "command": []string{bin}, "ground": "writes"})
-	g.sync("shop", true, map[string]any{"put_item": map[string]any{
-		"disc": map[string]any{"aliases": []string{"store an item"}},
-		"contract": map[string]any{
-			"pre":  []any{map[string]any{"name": "own_ids", "expr": `arguments.id.startsWith("my-")`, "message": "store only under my- ids"}},
-			"post": []any{map[string]any{"name": "stored", "expr": `!result.isError`, "message": "the upstream refused to store it"}},
-		},
-	}})
-	g.want(http.StatusCreated, http.MethodPut, "/v1/policies/short_ttl", map[string]any{
-		"smtlib":     "(declare-const ttl Int)\n(declare-const allow Bool)\n(assert (! (=> allow (<= ttl 3600)) :named ttl_at_most_an_hour))\n(assert (=> (<= ttl 3600) allow))",
-		"bind":       map[string]any{"ttl": "/arguments/ttl"},
-		"allow":      "allow",
-		"applies_to": []string{"shop.put_item"},
-	})
-	id, _ := g.discover("store an item")
-	g.want(http.StatusOK, http.MethodPost, "/v1/calls", call("shop.put_item", map[string]any{"id": "my-1", "value": "v", "ttl": 60}, id))
-	p := g.want(http.StatusUnprocessableEntity, http.MethodPost, "/v1/calls", call("shop.put_item", map[string]any{"id": "other", "value": "v", "ttl": 86400}, id))
-	got := fmt.Sprint(codes(p))
-	if !strings.Contains(got, "arguments:F9") || !strings.Contains(got, ":F11") {
-		t.Fatalf("contract and policy: %s %v", got, p)
-	}
-	// No ttl: the policy cannot read it, and refuses (missing).
-	p = g.want(http.StatusUnprocessableEntity, http.MethodPost, "/v1/calls", call("shop.put_item", map[string]any{"id": "my-2", "value": "v"}, id))
-	if !strings.Contains(fmt.Sprint(codes(p)), ":F11") {
-		t.Fatalf("missing ttl: %v", codes(p))
 	}
 }

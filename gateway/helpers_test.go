@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"runtime"
 	"testing"
 	"time"
 
@@ -62,17 +61,4 @@ func eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// goroutines returns the number of goroutines once it stops falling
-// below want, waiting up to d for it to get there.
-func goroutinesSettle(want int, d time.Duration) int {
-	deadline := time.Now().Add(d)
-	n := runtime.NumGoroutine()
-	for n > want && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-		runtime.GC()
-		n = runtime.NumGoroutine()
-	}
-	return n
 }

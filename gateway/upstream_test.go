@@ -20,6 +20,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/groundgate/groundgate/gateway/upstreamtest"
 	"github.com/groundgate/groundgate/internal/testio"
 	"github.com/groundgate/groundgate/registry"
 )
@@ -371,7 +372,7 @@ func TestUnavailable(t *testing.T) {
 func TestNoGoroutineLeak(t *testing.T) {
 	fs := npmServer(t, everythingPkg)
 	web := everythingHTTP(t)
-	before := goroutinesSettle(0, 0)
+	before := upstreamtest.GoroutinesSettle(0, 0)
 	lim := fastLimits()
 	lim.CallTimeout = 500 * time.Millisecond
 	for _, cfg := range []Config{{Transport: TransportStdio, Command: fs}, {Transport: TransportHTTP, URL: web}} {
@@ -382,7 +383,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 		}
 		u.Close()
 	}
-	if after := goroutinesSettle(before, 10*time.Second); after > before {
+	if after := upstreamtest.GoroutinesSettle(before, 10*time.Second); after > before {
 		var b bytes.Buffer
 		_ = pprof.Lookup("goroutine").WriteTo(&b, 1)
 		t.Fatalf("%d goroutines before, %d after:\n%s", before, after, b.String())

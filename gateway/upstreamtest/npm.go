@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"syscall"
 	"testing"
@@ -97,4 +98,17 @@ func EverythingHTTP(tb testing.TB) string {
 		time.Sleep(50 * time.Millisecond)
 	}
 	return "http://" + addr + "/mcp"
+}
+
+// GoroutinesSettle returns the number of goroutines once it is no more
+// than want, waiting up to d for it to fall there: a leak check's "after".
+func GoroutinesSettle(want int, d time.Duration) int {
+	deadline := time.Now().Add(d)
+	n := runtime.NumGoroutine()
+	for n > want && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+		runtime.GC()
+		n = runtime.NumGoroutine()
+	}
+	return n
 }
