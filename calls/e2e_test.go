@@ -473,3 +473,29 @@ func TestHostileUpstreams(t *testing.T) {
 		t.Fatalf("goroutines: %d before, %d after\n%s", before, n, buf[:runtime.Stack(buf, true)])
 	}
 }
+
+// TestMemoryStdio: server-memory's reads are annotated read-only, so on
+// an upstream that grounds only writes they need no evidence; its writes
+// need the user's words, and a destructive one nobody asked for is F3.
+func TestMemoryStdio(t *testing.T) {
+	g := serve(t, gateway.Limits{})
+	argv := upstreamtest.NPMServer(t, upstreamtest.MemoryPkg)
+	g.upstream("mem", map[string]any{"transport": "stdio", "command": argv, "ground": "writes",
+		"env": map[string]any{"MEMORY_FILE_PATH": filepath.Join(t.TempDir(), "memory.jsonl")}})
+	plan := g.sync("mem", true, map[string]any{"create_entities": alias("remember a person")})
+	if len(plan) < 9 {
+		t.Fatalf("plan: %v", plan)
+	}
+	id, _ := g.discover("remember a person")
+	g.want(http.StatusOK, http.MethodPost, "/v1/calls", call("mem.create_entities", map[string]any{
+		"entities": []any{map[string]any{"name": "Ada", "entityType": "person", "observations": []string{"wrote the first program"}}},
+	}, id))
+	out := g.want(http.StatusOK, http.MethodPost, "/v1/calls", call("mem.search_nodes", map[string]any{"query": "Ada"}, ""))
+	if fp := out["call"].(map[string]any); fp["decision"].(map[string]any)["grounding"] != "exempt" || !strings.Contains(fmt.Sprint(out["result"]), "first program") {
+		t.Fatalf("exempt read: %v", out)
+	}
+	p := g.want(http.StatusUnprocessableEntity, http.MethodPost, "/v1/calls", call("mem.delete_entities", map[string]any{"entityNames": []string{"Ada"}}, id))
+	if fmt.Sprint(codes(p)) != "[tool:F3]" {
+		t.Fatalf("undiscovered delete: %v", codes(p))
+	}
+}
