@@ -69,6 +69,11 @@ func (u *Upstream) Call(ctx context.Context, tool string, args json.RawMessage) 
 	if args != nil {
 		params.Arguments = args
 	}
+	if r := relayOf(ctx); r != nil {
+		token, remove := u.relays.add(r)
+		defer remove()
+		params.SetProgressToken(token)
+	}
 	_, err = s.cs.CallTool(withSlot(cctx, sl), params)
 	s.tap.forget(sl)
 	raw, err := u.classify(ctx, cctx, sl, err)

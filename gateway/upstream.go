@@ -61,6 +61,7 @@ type Upstream struct {
 
 	sem      chan struct{}
 	inFlight atomic.Int64
+	relays   relays // calls whose progress and logs are passed on
 	listMu   sync.Mutex // one tools/list at a time
 
 	mu       sync.Mutex
@@ -421,6 +422,8 @@ func (u *Upstream) connect(ctx context.Context) (*session, error) {
 	client := mcp.NewClient(impl, &mcp.ClientOptions{
 		Logger:       u.log,
 		Capabilities: caps,
+		ProgressNotificationHandler: u.relays.progress,
+		LoggingMessageHandler:       u.relays.log,
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			select {
 			case s.changed <- struct{}{}:
@@ -448,6 +451,16 @@ func (u *Upstream) connect(ctx context.Context) (*session, error) {
 	if s.server, err = decodeInitialize(raw); err != nil {
 		_ = cs.Close()
 		return nil, err
+	}
+	// An upstream sends log messages only once a level is set: ask for
+	// all of them, so a call's logs can be passed on (Relay); a client of
+	// the gateway filters by its own level.
+	if ir := cs.InitializeResult(); ir != nil && ir.Capabilities != nil && ir.Capabilities.Logging != nil {
+		lvl := &slot{}
+		if err := cs.SetLoggingLevel(withSlot(cctx, lvl), &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+			u.log.Debug("the upstream refused logging/setLevel", "error", err)
+		}
+		s.tap.forget(lvl)
 	}
 	return s, nil
 }

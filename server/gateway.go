@@ -10,6 +10,7 @@ import (
 	"github.com/groundgate/groundgate/calls"
 	"github.com/groundgate/groundgate/gateway"
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/registry"
 )
 
 // Upstreams is what the server needs from the gateway (SPEC §14).
@@ -240,4 +241,36 @@ func (s *Server) getCallDiff(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, rep)
+}
+
+// UpstreamTools lists the tool entries in force of a configured upstream
+// (the per-upstream MCP endpoint's tools).
+func (s *Server) UpstreamTools(name string) ([]registry.Capability, error) {
+	if s.ups == nil {
+		return nil, errNoGateway
+	}
+	if _, err := s.ups.View(name); err != nil {
+		return nil, err
+	}
+	var out []registry.Capability
+	for _, c := range s.reg.Current().Capabilities() {
+		if c.Kind == registry.KindTool && c.Tool != nil && c.Tool.Impl.Upstream == name && !c.Disc.Deprecated {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// CallUpstream is a call decided and forwarded as POST /v1/calls does.
+func (s *Server) CallUpstream(ctx context.Context, req calls.Request) (calls.Response, error) {
+	if s.calls == nil {
+		return calls.Response{}, errNoGateway
+	}
+	return s.calls.Call(ctx, req)
+}
+
+// MountUpstreamMCP serves h at /mcp/upstreams/{name}, with the admin
+// token: calls act on the world.
+func (s *Server) MountUpstreamMCP(h http.Handler) {
+	s.echo.Match([]string{http.MethodGet, http.MethodPost, http.MethodDelete}, MCPPath+"/upstreams/:name", echo.WrapHandler(h), s.requireAdminFor)
 }

@@ -214,6 +214,7 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 		return nil, err
 	}
 	srv.MountMCP(mcp.HTTPHandler(ms, cfg.Logger), mcp.MaxFrame)
+	srv.MountUpstreamMCP(mcp.UpstreamHandler(srv, Version(), cfg.Logger))
 	m.http = &http.Server{
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: 5 * time.Second,
