@@ -1,6 +1,8 @@
 // Package attest signs and verifies execution attestations (SPEC §13): a
 // DSSE envelope whose payload is an in-toto Statement v1 about one stored
-// execution.
+// execution. Calls to upstream tools (SPEC §14) are attested the same way,
+// under CallPredicateType and a "groundgate-call:" subject; package calls
+// builds and checks their footprints (calls.VerifyAttestation).
 //
 // # What is signed
 //

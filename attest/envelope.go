@@ -50,6 +50,12 @@ func (s *Signer) Sign(ctx context.Context, st *Statement) ([]byte, error) {
 // execution hash, as the executor checks a stored record.
 type FootprintCheck func(hash hashing.Digest, raw []byte) (*execution.Footprint, error)
 
+// CallCheck decodes a call footprint's bytes and checks them against the
+// call hash as the gateway checks a stored record, and returns the
+// materials the footprint gives (CallMaterials). Package calls has it
+// (calls.CheckAttested): calls imports attest, so attest cannot call it.
+type CallCheck func(hash hashing.Digest, raw []byte) ([]ResourceDescriptor, error)
+
 // Verifier checks attestations against trusted keys.
 type Verifier struct {
 	// Keys are the trusted public keys; a signature by any one suffices.
@@ -58,10 +64,16 @@ type Verifier struct {
 	// executor's own check of a stored record (execution.CheckFootprint:
 	// every layer recomputed from the body, canonical form).
 	CheckFootprint FootprintCheck
+	// CheckCall checks the footprint of a call attestation
+	// (CallPredicateType, SPEC §14); nil refuses call attestations
+	// (ErrNotAttestation). calls.Verifier and calls.VerifyAttestation set
+	// it, and verify either kind.
+	CheckCall CallCheck
 }
 
-// Verify checks an envelope with the trusted keys and the default
-// footprint check; see Verifier.Verify.
+// Verify checks an execution attestation with the trusted keys and the
+// default footprint check; see Verifier.Verify. A call attestation is
+// refused: calls.VerifyAttestation verifies both kinds.
 func Verify(envelope []byte, keys ...PublicKey) (*Statement, error) {
 	return Verifier{Keys: keys}.Verify(envelope)
 }
@@ -73,6 +85,11 @@ func Verify(envelope []byte, keys ...PublicKey) (*Statement, error) {
 // subject (ErrNotAttestation), then that the footprint recomputes to the
 // subject's hash and the materials agree with it (ErrFootprint). Nothing
 // in the payload is looked at before the signature holds.
+//
+// The predicate type says which kind: PredicateType, an execution
+// (subject "groundgate-execution:HASH", checked by CheckFootprint);
+// CallPredicateType, a call (subject "groundgate-call:HASH", checked by
+// CheckCall, refused when it is nil).
 func (v Verifier) Verify(envelope []byte) (*Statement, error) {
 	if len(envelope) > MaxEnvelopeBytes {
 		return nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrTooLarge, len(envelope), MaxEnvelopeBytes)
@@ -129,10 +146,17 @@ func (v Verifier) Verify(envelope []byte) (*Statement, error) {
 	if st.Type != StatementType {
 		return nil, fmt.Errorf("%w: _type %q, want %q", ErrNotAttestation, st.Type, StatementType)
 	}
-	if st.PredicateType != PredicateType {
-		return nil, fmt.Errorf("%w: predicateType %q, want %q", ErrNotAttestation, st.PredicateType, PredicateType)
+	switch st.PredicateType {
+	case PredicateType:
+	case CallPredicateType:
+		if v.CheckCall == nil {
+			return nil, fmt.Errorf("%w: a call attestation (predicateType %q): verify it with calls.VerifyAttestation", ErrNotAttestation, st.PredicateType)
+		}
+		return v.verifyCall(&st)
+	default:
+		return nil, fmt.Errorf("%w: predicateType %q, want %q or %q", ErrNotAttestation, st.PredicateType, PredicateType, CallPredicateType)
 	}
-	hash, err := subjectHash(st.Subject)
+	hash, err := subjectHash(st.Subject, SubjectPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -155,25 +179,54 @@ func (v Verifier) Verify(envelope []byte) (*Statement, error) {
 			}
 		}
 	}
-	want, err := hashing.Canonical(materials(fp, disc))
-	if err != nil {
-		return nil, fmt.Errorf("attest: encode materials: %w", err)
-	}
-	got, err := hashing.Canonical(st.Predicate.Materials)
-	if err != nil {
-		return nil, fmt.Errorf("attest: encode materials: %w", err)
-	}
-	if !bytes.Equal(got, want) {
-		return nil, fmt.Errorf("%w: the materials are %s; the footprint gives %s", ErrFootprint, got, want)
+	if err := sameMaterials(st.Predicate.Materials, materials(fp, disc)); err != nil {
+		return nil, err
 	}
 	return &st, nil
 }
 
-// subjectHash is the execution hash the one subject names, by both its
-// name and its digest.
-func subjectHash(subject []ResourceDescriptor) (hashing.Digest, error) {
+// verifyCall checks a signed call statement: its subject, then the
+// footprint with CheckCall and the materials against what it gives.
+func (v Verifier) verifyCall(st *Statement) (*Statement, error) {
+	hash, err := subjectHash(st.Subject, CallSubjectPrefix)
+	if err != nil {
+		return nil, err
+	}
+	want, err := v.CheckCall(hash, st.Predicate.Footprint)
+	if err != nil {
+		if errors.Is(err, ErrFootprint) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: %v", ErrFootprint, err)
+	}
+	if err := sameMaterials(st.Predicate.Materials, want); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// sameMaterials compares the signed materials with those the footprint
+// gives, in their canonical forms (ErrFootprint).
+func sameMaterials(signed, fromFootprint []ResourceDescriptor) error {
+	want, err := hashing.Canonical(fromFootprint)
+	if err != nil {
+		return fmt.Errorf("attest: encode materials: %w", err)
+	}
+	got, err := hashing.Canonical(signed)
+	if err != nil {
+		return fmt.Errorf("attest: encode materials: %w", err)
+	}
+	if !bytes.Equal(got, want) {
+		return fmt.Errorf("%w: the materials are %s; the footprint gives %s", ErrFootprint, got, want)
+	}
+	return nil
+}
+
+// subjectHash is the hash the one subject names, by both its name (prefix
+// and the hash) and its digest.
+func subjectHash(subject []ResourceDescriptor, prefix string) (hashing.Digest, error) {
 	if len(subject) != 1 {
-		return hashing.Digest{}, fmt.Errorf("%w: %d subjects, want one execution", ErrNotAttestation, len(subject))
+		return hashing.Digest{}, fmt.Errorf("%w: %d subjects, want one", ErrNotAttestation, len(subject))
 	}
 	s := subject[0]
 	hx, ok := s.Digest["sha256"]
@@ -185,8 +238,8 @@ func subjectHash(subject []ResourceDescriptor) (hashing.Digest, error) {
 	if err != nil {
 		return hashing.Digest{}, fmt.Errorf("%w: the subject's digest: %v", ErrNotAttestation, err)
 	}
-	if s.Name != SubjectPrefix+h.String() {
-		return hashing.Digest{}, fmt.Errorf("%w: the subject is named %q, its digest says %s", ErrNotAttestation, s.Name, SubjectPrefix+h.String())
+	if s.Name != prefix+h.String() {
+		return hashing.Digest{}, fmt.Errorf("%w: the subject is named %q, its digest says %s", ErrNotAttestation, s.Name, prefix+h.String())
 	}
 	return h, nil
 }

@@ -10,11 +10,12 @@ var (
 	ErrTooLarge = errors.New("attestation too large")
 
 	// ErrNotAttestation is returned by Verify for input that is not a DSSE
-	// envelope over a groundgate execution statement: malformed JSON or
-	// base64, a payload type other than PayloadType, a statement type
-	// other than StatementType, a predicate type other than PredicateType,
-	// or a subject that does not name one execution.
-	ErrNotAttestation = errors.New("not a groundgate execution attestation")
+	// envelope over a groundgate statement: malformed JSON or base64, a
+	// payload type other than PayloadType, a statement type other than
+	// StatementType, a predicate type other than PredicateType or
+	// CallPredicateType (the latter only when the Verifier has CheckCall),
+	// or a subject that does not name one execution (one call).
+	ErrNotAttestation = errors.New("not a groundgate attestation")
 
 	// ErrBadSignature is returned by Verify when no signature on the
 	// envelope verifies under any of the given keys: the payload or the
@@ -26,9 +27,9 @@ var (
 	ErrNoKey = errors.New("no verification key")
 
 	// ErrFootprint is returned by Verify when the signed footprint does
-	// not recompute to the subject's execution hash, or the materials
-	// disagree with it: the statement attests to something that is not
-	// that execution.
+	// not recompute to the subject's execution (or call) hash, or the
+	// materials disagree with it: the statement attests to something that
+	// is not that execution (or call).
 	ErrFootprint = errors.New("footprint does not match the subject")
 
 	// ErrKeyPermissions is returned when a private key file is readable

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/groundgate/groundgate/attest"
+	"github.com/groundgate/groundgate/calls"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/internal/app"
 )
@@ -59,17 +60,19 @@ func (attestCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 
 type verifyAttestationCmd struct{}
 
-// verificationSummary is what verify-attestation prints on success.
+// verificationSummary is what verify-attestation prints on success: an
+// execution's attestation names the execution, a call's the call.
 type verificationSummary struct {
 	Verified      bool                        `json:"verified"`
 	KeyID         string                      `json:"keyid"`
-	Execution     string                      `json:"execution"`
+	Execution     string                      `json:"execution,omitempty"`
+	Call          string                      `json:"call,omitempty"`
 	PredicateType string                      `json:"predicate_type"`
 	Materials     []attest.ResourceDescriptor `json:"materials"`
 }
 
-// verify-attestation checks an envelope offline: no server, no database;
-// only the key file is read.
+// verify-attestation checks an envelope offline, an execution's or a
+// call's (SPEC §14): no server, no database; only the key file is read.
 func (verifyAttestationCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 	fs := cli.newFlags("verify-attestation", "verify-attestation [--key PUBLIC.pem | --db FILE] FILE")
 	key := fs.String("key", "", "the verification key `file`: a PEM public key (GET /v1/keys public_key_pem) or the server's private key file (default: the key next to --db)")
@@ -96,12 +99,17 @@ func (verifyAttestationCmd) Run(ctx context.Context, cli *CLI, args []string) er
 	if err != nil {
 		return err
 	}
-	st, err := attest.Verifier{Keys: []attest.PublicKey{pub}}.Verify(env)
+	st, err := calls.VerifyAttestation(env, pub)
 	if err != nil {
 		return err
 	}
-	return cli.printJSON(verificationSummary{Verified: true, KeyID: pub.ID,
-		Execution: "sha256:" + st.Subject[0].Digest["sha256"], PredicateType: st.PredicateType, Materials: st.Predicate.Materials})
+	sum := verificationSummary{Verified: true, KeyID: pub.ID, PredicateType: st.PredicateType, Materials: st.Predicate.Materials}
+	if hash := "sha256:" + st.Subject[0].Digest["sha256"]; st.PredicateType == attest.CallPredicateType {
+		sum.Call = hash
+	} else {
+		sum.Execution = hash
+	}
+	return cli.printJSON(sum)
 }
 
 // readEnvelope reads a file ("-": standard input) of at most one byte over

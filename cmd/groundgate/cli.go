@@ -43,7 +43,7 @@ func commands() []commandSpec {
 		{"fuzz", "test the registry itself: poisoned, undiscoverable and inconsistent entries", func() command { return &fuzzCmd{} }},
 		{"diff", "compare two executions layer by layer", func() command { return &diffCmd{} }},
 		{"attest", "print the signed attestation (DSSE, in-toto) of a stored execution", func() command { return &attestCmd{} }},
-		{"verify-attestation", "verify an execution attestation offline", func() command { return &verifyAttestationCmd{} }},
+		{"verify-attestation", "verify an execution or call attestation offline", func() command { return &verifyAttestationCmd{} }},
 		{"contract", "check a request against the capabilities' contracts (dry run)", func() command { return &contractCmd{} }},
 		{"policy", "lint, diff, store and list solver-checked policies", func() command { return &policyCmd{} }},
 		{"upstream", "configure, inspect and sync a running server's upstream MCP servers (the gateway)", func() command { return &upstreamCmd{} }},

@@ -19,7 +19,7 @@ const registryUsage = `registry <subcommand> [--db FILE] [args]
 
 subcommands:
   export               print the current registry (the GET /v1/registry body)
-  verify               check the whole file: identities, registry hashes, evidence, groundings, footprints, blobs
+  verify               check the whole file: identities, registry hashes, evidence, groundings, footprints, call footprints, blobs
   list                 one line per capability: name, kind, identity
   show NAME            one capability (the GET /v1/registry/capabilities/{name} body)
   history              every version, newest first
@@ -126,7 +126,8 @@ func verify(ctx context.Context, cli *CLI, db string) error {
 	if _, err := os.Stat(db); err != nil {
 		return fmt.Errorf("%s: %w", db, err)
 	}
-	// The whole file: registry, evidence, grounding records, footprints, blobs.
+	// The whole file: registry, evidence, grounding records, footprints,
+	// call footprints, blobs.
 	rep, err := app.VerifyFile(ctx, db)
 	if err != nil && len(rep.Problems) == 0 {
 		return app.HintLocked(err, db)
@@ -139,8 +140,8 @@ func verify(ctx context.Context, cli *CLI, db string) error {
 		fmt.Fprintf(cli.Stderr, "groundgate registry verify: %s: %d problem(s) in %d version(s), %d record(s)\n", db, len(rep.Problems), reg.Versions, reg.Records)
 		return exitError{code: 1}
 	}
-	fmt.Fprintf(cli.Stdout, "ok: %d version(s), %d record(s) verified; version %d, registry %s; also %d chunk(s), %d group(s), %d evidence record(s), %d grounding record(s), %d footprint(s), %d blob(s), %d call record(s)\n",
-		reg.Versions, reg.Records, reg.Current, reg.Registry, reg.Chunks, reg.Groups, rep.Evidence, rep.Groundings, rep.Footprints, rep.Blobs, rep.Calls)
+	fmt.Fprintf(cli.Stdout, "ok: %d version(s), %d record(s) verified; version %d, registry %s; also %d chunk(s), %d group(s), %d evidence record(s), %d grounding record(s), %d footprint(s), %d call(s), %d blob(s)\n",
+		reg.Versions, reg.Records, reg.Current, reg.Registry, reg.Chunks, reg.Groups, rep.Evidence, rep.Groundings, rep.Footprints, rep.Calls, rep.Blobs)
 	return nil
 }
 
