@@ -254,6 +254,11 @@ func (s *Service) decide(ctx context.Context, req Request) (*decision, []ground.
 			}
 		}
 		switch {
+		case m == nil && exempt:
+			// An exempt read needs no evidence; evidence that is genuine
+			// but about other tools (a session's, pinned for a whole
+			// conversation) does not take the exemption away.
+			d.grounding, d.evidence, d.discovery = GroundingExempt, ExemptionDigest(upstream), nil
 		case m == nil:
 			add("tool", ground.F3, req.Tool, "the evidence did not discover this tool: it exists, but the user's words did not ask for it")
 		case m.Capability != c.Identity:

@@ -2,6 +2,7 @@ package calls_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/groundgate/groundgate/gateway"
 	"github.com/groundgate/groundgate/gateway/upstreamtest"
@@ -389,7 +392,7 @@ func TestHostileUpstreams(t *testing.T) {
 	before := runtime.NumGoroutine()
 	func() {
 		// A hanging call ends at the call time limit: 504.
-		fast := serve(t, gateway.Limits{CallTimeout: time.Second, BackoffMin: 50 * time.Millisecond, StopGrace: 300 * time.Millisecond})
+		fast := serve(t, gateway.Limits{CallTimeout: 3 * time.Second, BackoffMin: 50 * time.Millisecond, StopGrace: 300 * time.Millisecond})
 		fast.upstream("hang", map[string]any{"transport": "stdio", "ground": "writes", "command": []string{bin, "--hang", "slow"}})
 		fast.sync("hang", true, map[string]any{"slow": alias("wait a while")})
 		id, _ := fast.discover("wait a while")
@@ -497,5 +500,76 @@ func TestMemoryStdio(t *testing.T) {
 	p := g.want(http.StatusUnprocessableEntity, http.MethodPost, "/v1/calls", call("mem.delete_entities", map[string]any{"entityNames": []string{"Ada"}}, id))
 	if fmt.Sprint(codes(p)) != "[tool:F3]" {
 		t.Fatalf("undiscovered delete: %v", codes(p))
+	}
+}
+
+// bearer adds the admin token to every request.
+type bearer struct{}
+
+func (bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestUpstreamMCPEndpoint: /mcp/upstreams/{name} lists the upstream's
+// approved tools under their own names and calls them through Γ with the
+// session's pinned evidence.
+func TestUpstreamMCPEndpoint(t *testing.T) {
+	g := serve(t, gateway.Limits{})
+	bin := upstreamtest.Build(t)
+	g.upstream("shop", map[string]any{"transport": "stdio", "command": []string{bin, "--poison", "sneaky"}, "ground": "writes"})
+	g.sync("shop", true, map[string]any{
+		"put_item": alias("store an item"),
+		"sneaky":   map[string]any{"disc": map[string]any{"description": "Says hello."}},
+	})
+	id, _ := g.discover("store an item")
+	connect := func(query string) *sdk.ClientSession {
+		tr := &sdk.StreamableClientTransport{Endpoint: g.base + "/mcp/upstreams/shop" + query, HTTPClient: &http.Client{Transport: bearer{}}}
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "1"}, nil).Connect(context.Background(), tr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	cs := connect("?discovery=" + id)
+	lt, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc := map[string]string{}
+	for _, tl := range lt.Tools {
+		desc[tl.Name] = tl.Description
+	}
+	if len(desc) != 5 || desc["sneaky"] != "Says hello." {
+		t.Fatalf("tools: %v", desc)
+	}
+	callTool := func(cs *sdk.ClientSession, name string, args map[string]any) (*sdk.CallToolResult, string) {
+		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var text strings.Builder
+		for _, c := range res.Content {
+			if tc, ok := c.(*sdk.TextContent); ok {
+				text.WriteString(tc.Text)
+			}
+		}
+		return res, text.String()
+	}
+	if res, text := callTool(cs, "put_item", map[string]any{"id": "a", "value": "1"}); res.IsError {
+		t.Fatalf("discovered write: %s", text)
+	}
+	if res, text := callTool(cs, "get_item", map[string]any{"id": "a"}); res.IsError || !strings.Contains(text, `"value":"1"`) {
+		t.Fatalf("exempt read: %s", text)
+	}
+	if res, text := callTool(cs, "delete_all", map[string]any{}); !res.IsError || !strings.Contains(text, "F3") {
+		t.Fatalf("undiscovered write: %v %s", res.IsError, text)
+	}
+	// Without evidence, only the exempt reads go through.
+	bare := connect("")
+	if res, text := callTool(bare, "put_item", map[string]any{"id": "b", "value": "2"}); !res.IsError || !strings.Contains(text, "F3") {
+		t.Fatalf("write without evidence: %s", text)
 	}
 }

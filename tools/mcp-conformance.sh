@@ -110,6 +110,58 @@ for s in "${unadvertised[@]}"; do
   fi
 done
 
+# Through the gateway (SPEC §14): the suite's reference server (the
+# go-sdk's conformance everything-server, the module this repository
+# already pins) as an upstream over stdio, its tools synced and discovered
+# by name, and the suite pointed at /mcp/upstreams/conf?discovery=ID: every
+# tools/call goes through Γ and is forwarded; content types, tool errors,
+# progress and log messages must come through unchanged.
+gateway_applicable=(
+  server-initialize ping logging-set-level
+  tools-list                   # the upstream's tools, under their own names, with the approved words and schemas
+  tools-call-simple-text tools-call-image tools-call-audio tools-call-embedded-resource
+  tools-call-mixed-content
+  tools-call-error             # the tool's own isError result, passed on
+  tools-call-with-logging      # the upstream's log messages, relayed to the calling session
+  tools-call-with-progress     # the upstream's progress, relayed under the client's token
+  json-schema-2020-12          # $schema, $defs and refs of an input schema kept
+)
+# Not applicable to a gateway of tools, not run: sampling and elicitation
+# (tools-call-sampling, tools-call-elicitation, elicitation-sep1034-defaults,
+# elicitation-sep1330-enums) are requests from the upstream to the client;
+# the gateway offers upstreams no such capability, so a tool that needs one
+# is refused by its upstream. Resources and prompts (resources-*, prompts-*,
+# completion-complete) are not tools: the gateway serves only an upstream's
+# tools. The SSE resumption scenarios (server-sse-multiple-streams,
+# server-sse-polling) test the transport of the server the suite talks to,
+# which is groundgate's own streamable HTTP handler from the go-sdk, not the
+# upstream.
+go build -o "$tmp/conf-server" github.com/modelcontextprotocol/go-sdk/conformance/everything-server
+auth="Authorization: Bearer $token"
+jq -n --arg bin "$tmp/conf-server" '{transport: "stdio", command: [$bin]}' |
+  curl -sf -X PUT "http://$addr/v1/upstreams/conf" -H "$auth" -H 'Content-Type: application/json' --data-binary @- >/dev/null
+for _ in $(seq 100); do
+  curl -sf "http://$addr/v1/upstreams/conf" | jq -e .status.connected >/dev/null && break
+  sleep 0.1
+done
+curl -sf -X POST "http://$addr/v1/upstreams/conf/sync" -H "$auth" -H 'Content-Type: application/json' \
+  -d '{"apply": true}' > "$tmp/sync.json"
+prompt=$(jq -r '[.plan[] | select(.change == "added") | "conf." + .tool] | join(" ")' "$tmp/sync.json")
+disc=$(jq -n --arg p "call $prompt" '{prompt: $p}' |
+  curl -sf "http://$addr/v1/discover" -H 'Content-Type: application/json' --data-binary @- | jq -r .id)
+url=${url%/mcp}/mcp/upstreams/conf?discovery=$disc
+echo "mcp-conformance: through the gateway: $(jq '[.plan[] | select(.change == "added")] | length' "$tmp/sync.json") tools of the go-sdk's everything-server, discovery $disc"
+for s in "${gateway_applicable[@]}"; do
+  checks=$(run "$s")
+  if [ -n "$checks" ] && ! grep -qv '^SUCCESS	' <<<"$checks"; then
+    printf 'PASS  gateway %s (%d checks)\n' "$s" "$(wc -l <<<"$checks")"
+    passed=$((passed + 1))
+  else
+    printf 'FAIL  gateway %s\n' "$s"; sed 's/^/        /' <<<"$checks"
+    failed=$((failed + 1))
+  fi
+done
+
 fives=$(jq -s '[.[] | select(.msg == "http" and .status >= 500)] | length' "$tmp/server.log")
 if [ "$fives" -ne 0 ]; then
   echo "mcp-conformance: the server answered $fives requests with 5xx" >&2
