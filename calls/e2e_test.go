@@ -424,7 +424,17 @@ func TestHostileUpstreams(t *testing.T) {
 			{"boom", "blow up", http.StatusBadGateway, "upstream-unavailable"},
 		} {
 			id, _ := g.discover(c.prompt)
+			runtime.GC()
+			peak := heapPeak()
 			st, p := g.do(http.MethodPost, "/v1/calls", call("bad."+c.tool, map[string]any{}, id))
+			// Bounded: a 50 MB answer is refused as it streams in, never
+			// held whole (the frame limit is 16 MiB; the test process
+			// holds the server, its upstreams' pipes and this client).
+			top := peak()
+			t.Logf("%s: heap in use peaked at %d MB", c.tool, top>>20)
+			if top > 120<<20 {
+				t.Errorf("%s: the heap reached %d MB during the call", c.tool, top>>20)
+			}
 			if st != c.status || p["type"] != "urn:groundgate:problem:"+c.typ {
 				t.Fatalf("%s: %d %v", c.tool, st, p)
 			}
@@ -572,4 +582,27 @@ func TestUpstreamMCPEndpoint(t *testing.T) {
 	if res, text := callTool(bare, "put_item", map[string]any{"id": "b", "value": "2"}); !res.IsError || !strings.Contains(text, "F3") {
 		t.Fatalf("write without evidence: %s", text)
 	}
+}
+
+// heapPeak samples the heap every 5 ms until the returned function is
+// called, which stops it and returns the largest heap in use it saw.
+func heapPeak() func() uint64 {
+	stop, done := make(chan struct{}), make(chan uint64)
+	go func() {
+		var top uint64
+		var ms runtime.MemStats
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			runtime.ReadMemStats(&ms)
+			top = max(top, ms.HeapInuse)
+			select {
+			case <-stop:
+				done <- top
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() uint64 { close(stop); return <-done }
 }
