@@ -61,7 +61,7 @@ type Upstream struct {
 
 	sem      chan struct{}
 	inFlight atomic.Int64
-	relays   relays // calls whose progress and logs are passed on
+	relays   relays     // calls whose progress and logs are passed on
 	listMu   sync.Mutex // one tools/list at a time
 
 	mu       sync.Mutex
@@ -420,8 +420,8 @@ func (u *Upstream) connect(ctx context.Context) (*session, error) {
 		caps = &mcp.ClientCapabilities{}
 	}
 	client := mcp.NewClient(impl, &mcp.ClientOptions{
-		Logger:       u.log,
-		Capabilities: caps,
+		Logger:                      u.log,
+		Capabilities:                caps,
 		ProgressNotificationHandler: u.relays.progress,
 		LoggingMessageHandler:       u.relays.log,
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
