@@ -327,6 +327,9 @@ func TestHeadOnGetRoutes(t *testing.T) {
 		"/v1/registry/capabilities/MOM_WZS", "/v1/registry/versions/1",
 		"/v1/discoveries/" + tr.discovery, "/v1/groundings/" + tr.grounding,
 		"/v1/executions/" + tr.execution, "/v1/diff/" + tr.execution + "/" + tr.execution,
+		// the gateway's: public, and admin only without the token
+		"/v1/upstreams", "/v1/upstreams/nope", "/v1/calls/" + tr.execution,
+		"/v1/calls/" + tr.execution + "/attestation", "/v1/calls/" + tr.execution + "/diff/" + tr.execution,
 		// errors too
 		"/v1/registry/capabilities/NOPE", "/v1/registry/versions/x", "/v1/nothing",
 	}

@@ -7,6 +7,15 @@
 # Newman runs it round after round against a real `groundgate serve` on
 # 127.0.0.1 with GROUNDGATE_ADMIN_TOKEN set (so registry writes run too).
 #
+# The gateway's routes (SPEC §14) get one upstream, configured here before
+# the fuzz: the repository's own cmd/mcp-testupstream over stdio (its tools
+# keep their items in memory), its read-only tools exempt from grounding,
+# so calls, replays, diffs and attestations run for real. The fuzz itself
+# never configures an upstream: PUT /v1/upstreams/{name} runs argv on this
+# machine, so portman-config.json sends it without the token, with a wrong
+# one, or with a transport no configuration has (refused before anything
+# starts), never a body the server would accept.
+#
 # Fails on any 5xx (seen by newman or in the server's access log), any
 # status the document does not list for the operation, and any failed
 # contract test. Prints the request count and a status histogram.
@@ -25,6 +34,17 @@ with_scratch
 go build -o "$tmp/groundgate" ./cmd/groundgate
 token=$(new_token)
 start_groundgate "$tmp/groundgate" "$tmp/fuzz.db" "$tmp/server.log" "$token"
+go build -o "$tmp/mcp-testupstream" ./cmd/mcp-testupstream
+auth="Authorization: Bearer $token"
+jq -n --arg bin "$tmp/mcp-testupstream" '{transport: "stdio", command: [$bin], ground: "writes"}' |
+  curl -sf -X PUT "http://$addr/v1/upstreams/shop" -H "$auth" -H 'Content-Type: application/json' --data-binary @- >/dev/null
+for _ in $(seq 300); do
+  curl -sf "http://$addr/v1/upstreams/shop" | jq -e '.status.connected' >/dev/null && break
+  sleep 0.1
+done
+curl -sf -X POST "http://$addr/v1/upstreams/shop/sync" -H "$auth" -H 'Content-Type: application/json' \
+  -d '{"apply": true}' | jq -e '.applied' >/dev/null ||
+  { echo "api-fuzz: the test upstream did not sync" >&2; cat "$tmp/server.log" >&2; exit 1; }
 echo "api-fuzz: groundgate serve on $addr; portman $("$tools/node_modules/.bin/portman" --version), newman $("$tools/node_modules/.bin/newman" --version)"
 
 # Portman writes scratch files into its working directory: give it $tmp.

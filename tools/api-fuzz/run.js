@@ -28,9 +28,10 @@ function args() {
 }
 
 // The variations chain: registry writes make capabilities that discovery
-// finds, grounding admits and executions run, so run the folders in that
-// order (portman orders only the top-level folders).
-const variationOrder = ['registry Variations', 'discovery Variations', 'grounding Variations', 'executions Variations'];
+// finds, grounding admits and executions run, and a gateway call's hash is
+// replayed and diffed, so run the folders in that order (portman orders
+// only the top-level folders).
+const variationOrder = ['registry Variations', 'discovery Variations', 'grounding Variations', 'executions Variations', 'gateway Variations'];
 
 function loadCollection(file) {
   const c = JSON.parse(fs.readFileSync(file, 'utf8'));
