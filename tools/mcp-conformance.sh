@@ -89,15 +89,20 @@ run() {
 }
 
 passed=0 failed=0
-for s in "${applicable[@]}"; do
-  checks=$(run "$s")
+# expect_pass LABEL SCENARIO: runs it; every check must succeed.
+expect_pass() {
+  local checks
+  checks=$(run "$2")
   if [ -n "$checks" ] && ! grep -qv '^SUCCESS	' <<<"$checks"; then
-    printf 'PASS  %s (%d checks)\n' "$s" "$(wc -l <<<"$checks")"
+    printf 'PASS  %s%s (%d checks)\n' "$1" "$2" "$(wc -l <<<"$checks")"
     passed=$((passed + 1))
   else
-    printf 'FAIL  %s\n' "$s"; sed 's/^/        /' <<<"$checks"
+    printf 'FAIL  %s%s\n' "$1" "$2"; sed 's/^/        /' <<<"$checks"
     failed=$((failed + 1))
   fi
+}
+for s in "${applicable[@]}"; do
+  expect_pass "" "$s"
 done
 for s in "${unadvertised[@]}"; do
   checks=$(run "$s")
@@ -152,14 +157,7 @@ disc=$(jq -n --arg p "call $prompt" '{prompt: $p}' |
 url=${url%/mcp}/mcp/upstreams/conf?discovery=$disc
 echo "mcp-conformance: through the gateway: $(jq '[.plan[] | select(.change == "added")] | length' "$tmp/sync.json") tools of the go-sdk's everything-server, discovery $disc"
 for s in "${gateway_applicable[@]}"; do
-  checks=$(run "$s")
-  if [ -n "$checks" ] && ! grep -qv '^SUCCESS	' <<<"$checks"; then
-    printf 'PASS  gateway %s (%d checks)\n' "$s" "$(wc -l <<<"$checks")"
-    passed=$((passed + 1))
-  else
-    printf 'FAIL  gateway %s\n' "$s"; sed 's/^/        /' <<<"$checks"
-    failed=$((failed + 1))
-  fi
+  expect_pass "gateway " "$s"
 done
 
 fives=$(jq -s '[.[] | select(.msg == "http" and .status >= 500)] | length' "$tmp/server.log")

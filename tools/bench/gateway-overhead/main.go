@@ -65,6 +65,10 @@ import (
 const (
 	token    = "gateway-overhead-token"
 	upName   = "bench"
+	// polName is the upstream the policies side calls: the same program
+	// under another name, so that its contract and policies govern only
+	// that side's calls.
+	polName = "benchp"
 	tool     = "echo"
 	alias    = "echo the words"
 	sampleRB = 200 // call hashes read back after the run
@@ -152,7 +156,7 @@ func run(c config) error {
 		return err
 	}
 	overlay := map[string]any{tool: map[string]any{"disc": map[string]any{"aliases": []string{alias}}}}
-	if err := gw.sync(ctx, overlay); err != nil {
+	if err := gw.sync(ctx, upName, overlay); err != nil {
 		return err
 	}
 	disc, err := gw.discover(ctx)
@@ -169,9 +173,9 @@ func run(c config) error {
 	defer cs.Close()
 
 	var hashes sync.Map // call hash → struct{}
-	gwCall := func(discovery string) func(ctx context.Context, text string) (string, error) {
+	gwCall := func(up, discovery string) func(ctx context.Context, text string) (string, error) {
 		return func(ctx context.Context, text string) (string, error) {
-			body := map[string]any{"tool": upName + "." + tool, "arguments": map[string]string{"text": text}}
+			body := map[string]any{"tool": up + "." + tool, "arguments": map[string]string{"text": text}}
 			if discovery != "" {
 				body["discovery"] = discovery
 			}
@@ -207,23 +211,22 @@ func run(c config) error {
 			}
 			return "", nil
 		}},
-		{name: "gateway", call: gwCall("")},
+		{name: "gateway", call: gwCall(upName, "")},
 	}
 	if c.discovered {
-		sides = append(sides, &side{name: "discovered", call: gwCall(disc)})
+		sides = append(sides, &side{name: "discovered", call: gwCall(upName, disc)})
 	}
 	if c.policies != "" {
-		if err := applyPolicies(ctx, gw, c.policies, overlay); err != nil {
-			return fmt.Errorf("-policies %s: %w", c.policies, err)
-		}
-		// The sync gave echo a new identity: discover again.
-		if disc, err = gw.discover(ctx); err != nil {
+		// A second upstream, the same program: the contract and the
+		// policies govern its echo only (applies_to names benchp.echo).
+		if _, err := gw.do(ctx, "PUT", "/v1/upstreams/"+polName, map[string]any{
+			"transport": "stdio", "command": []string{c.upstream}, "ground": "writes"}, 200, 201); err != nil {
 			return err
 		}
-		if c.discovered {
-			sides[2].call = gwCall(disc)
+		if err := applyPolicies(ctx, gw, c.policies); err != nil {
+			return fmt.Errorf("-policies %s: %w", c.policies, err)
 		}
-		sides = append(sides, &side{name: "policies", call: gwCall("")})
+		sides = append(sides, &side{name: "policies", call: gwCall(polName, "")})
 	}
 
 	var seq atomic.Int64
@@ -346,9 +349,9 @@ func report(sides []*side, c config) {
 	}
 }
 
-// applyPolicies syncs again with FILE's overlay merged over the aliases and
-// PUTs its policies.
-func applyPolicies(ctx context.Context, gw *gwClient, file string, overlay map[string]any) error {
+// applyPolicies syncs the policies side's upstream with FILE's overlay
+// and PUTs its policies.
+func applyPolicies(ctx context.Context, gw *gwClient, file string) error {
 	raw, err := os.ReadFile(file)
 	if err != nil {
 		return err
@@ -360,17 +363,11 @@ func applyPolicies(ctx context.Context, gw *gwClient, file string, overlay map[s
 	if err := json.Unmarshal(raw, &f); err != nil {
 		return err
 	}
+	overlay := map[string]any{}
 	for t, o := range f.Overlay {
-		cur, _ := overlay[t].(map[string]any)
-		if cur == nil {
-			cur = map[string]any{}
-		}
-		for k, v := range o {
-			cur[k] = v
-		}
-		overlay[t] = cur
+		overlay[t] = o
 	}
-	if err := gw.sync(ctx, overlay); err != nil {
+	if err := gw.sync(ctx, polName, overlay); err != nil {
 		return err
 	}
 	for name, p := range f.Policies {
@@ -431,10 +428,10 @@ func (e *statusError) Error() string { return e.msg }
 
 // sync applies the upstream's tools with overlay, once the upstream has
 // listed them (it connects in the background after the PUT).
-func (g *gwClient) sync(ctx context.Context, overlay map[string]any) error {
+func (g *gwClient) sync(ctx context.Context, up string, overlay map[string]any) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		_, err := g.do(ctx, "POST", "/v1/upstreams/"+upName+"/sync", map[string]any{"apply": true, "overlay": overlay}, 200)
+		_, err := g.do(ctx, "POST", "/v1/upstreams/"+up+"/sync", map[string]any{"apply": true, "overlay": overlay}, 200)
 		if err == nil {
 			return nil
 		}
@@ -551,7 +548,7 @@ func (s *server) stop() error {
 }
 
 // callRecords reads the count of call records in registry verify's line.
-var callRecords = regexp.MustCompile(`(\d+) call record\(s\)`)
+var callRecords = regexp.MustCompile(`(\d+) call\(s\)`)
 
 func pct(sorted []time.Duration, p int) time.Duration {
 	if len(sorted) == 0 {
