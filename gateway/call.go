@@ -70,7 +70,7 @@ func (u *Upstream) Call(ctx context.Context, tool string, args json.RawMessage) 
 		params.Arguments = args
 	}
 	if r := relayOf(ctx); r != nil {
-		token, remove := u.relays.add(r)
+		token, remove := u.relays.add(ctx, r)
 		defer remove()
 		params.SetProgressToken(token)
 	}

@@ -86,6 +86,10 @@ type tap struct {
 	limit   int // Limits.MaxMessageBytes
 	mu      sync.Mutex
 	pending map[jsonrpc.ID]*slot
+	// notify sees each notification the upstream sends, in stream order,
+	// before the SDK does (the relays: a call's logs and progress); nil
+	// ignores them.
+	notify func(*jsonrpc.Request)
 }
 
 func newTap(limit int) *tap {
@@ -177,6 +181,9 @@ func (t *tap) inspect(frame []byte) verdict {
 		if s := t.slotFor(env.id); s != nil {
 			s.setResult(env.result)
 		}
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok && !req.IsCall() && t.notify != nil {
+		t.notify(req)
 	}
 	return verdict{msg: msg}
 }

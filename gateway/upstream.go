@@ -389,6 +389,7 @@ func (u *Upstream) connect(ctx context.Context) (*session, error) {
 	cctx, cancel := context.WithTimeout(ctx, u.lim.ConnectTimeout)
 	defer cancel()
 	s := &session{tap: newTap(u.lim.MaxMessageBytes), changed: make(chan struct{}, 1), began: time.Now()}
+	s.tap.notify = u.relays.notification
 	var t mcp.Transport
 	switch u.cfg.Transport {
 	case TransportStdio:
@@ -420,10 +421,8 @@ func (u *Upstream) connect(ctx context.Context) (*session, error) {
 		caps = &mcp.ClientCapabilities{}
 	}
 	client := mcp.NewClient(impl, &mcp.ClientOptions{
-		Logger:                      u.log,
-		Capabilities:                caps,
-		ProgressNotificationHandler: u.relays.progress,
-		LoggingMessageHandler:       u.relays.log,
+		Logger:       u.log,
+		Capabilities: caps,
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			select {
 			case s.changed <- struct{}{}:
