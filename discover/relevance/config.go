@@ -76,11 +76,11 @@ func DefaultConfig() Config {
 		MaxQueryWords:    64,
 		RarityFloorMicro: 250_000,
 		Candidates:       64,
-		SoftGainMilli:    500,
-		CosFloorMicro:    400_000,
+		SoftGainMilli:    200,
+		CosFloorMicro:    600_000,
 		MaxVecWords:      48,
-		ThresholdMicro:   300_000,
-		MarginMilli:      800,
+		ThresholdMicro:   100_000,
+		MarginMilli:      600,
 		MaxMatches:       5,
 	}
 }

@@ -2,7 +2,7 @@
 // discover/relevance, issue 27) on the development data in
 // ../shared/data, in-process, and prints a table and a JSON summary.
 //
-//	relevance-eval [--data DIR] [--json FILE] [--set dev|test|all] [--sweep]
+//	relevance-eval [--data DIR] [--json FILE] [--set dev|test|all] [--sweep] [--config JSON]
 //
 // DIR holds tool-discovery/ and tau-airline/ (default
 // $GROUNDGATE_SHARED/data, else ../shared/data beside the repository).
@@ -151,6 +151,7 @@ func run(args []string, stdout io.Writer) error {
 	jsonOut := fs.String("json", "", "also write the JSON summary to `file`")
 	set := fs.String("set", "all", "dev, test or all")
 	sweep := fs.Bool("sweep", false, "print the calibration grid on StableToolBench dev")
+	override := fs.String("config", "", "JSON `object` overriding constants of relevance.DefaultConfig (for calibration on dev)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -171,6 +172,11 @@ func run(args []string, stdout io.Writer) error {
 	}
 	vec := relevance.NewVectors(t)
 	cfg := relevance.DefaultConfig()
+	if *override != "" {
+		if err := json.Unmarshal([]byte(*override), &cfg); err != nil {
+			return fmt.Errorf("--config: %w", err)
+		}
+	}
 
 	tbDocs, err := loadToolBench(filepath.Join(*data, "tool-discovery", "stabletoolbench-tools.json"))
 	if err != nil {

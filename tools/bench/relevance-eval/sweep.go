@@ -49,8 +49,8 @@ func runSweep(w io.Writer, vec *relevance.Vectors, cfg relevance.Config, tbDocs 
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "threshold\tmargin\tmax\ttb all\ttb recall\ttb mean\ttb zero\tunserved none\ttau all\ttau mean\t")
-	for _, th := range []int64{100_000, 150_000, 200_000, 250_000, 300_000, 350_000, 400_000, 450_000, 500_000} {
-		for _, mg := range []int64{500, 600, 700, 800, 900} {
+	for _, th := range []int64{50_000, 75_000, 100_000, 125_000, 150_000, 200_000, 250_000, 300_000, 350_000, 400_000, 450_000, 500_000} {
+		for _, mg := range []int64{600, 750, 850, 950} {
 			for _, k := range []int{3, 5} {
 				var a, u, t Stats
 				for i, r := range tb {
