@@ -22,7 +22,7 @@ import (
 //
 // The identifier split puts a space at every '_', at a '.' between two
 // letters (UAX #29 keeps "ChaDri.change_drink" one word) and at case
-// changes inside a word: a lower-case letter or digit followed by an upper-case
+// changes inside a word: a lower-case letter followed by an upper-case
 // letter ("getUser" → "get User"), and an upper-case letter followed by
 // an upper-case then a lower-case letter ("HTTPServer" → "HTTP Server").
 // So get_reservation_details, ChaDri.change_drink and
@@ -143,7 +143,7 @@ func splitIdent(s string) string {
 			continue
 		case unicode.IsUpper(r) && i > 0:
 			p := rs[i-1]
-			if unicode.IsLower(p) || unicode.IsDigit(p) ||
+			if unicode.IsLower(p) ||
 				unicode.IsUpper(p) && i+1 < len(rs) && unicode.IsLower(rs[i+1]) {
 				b.WriteByte(' ')
 			}

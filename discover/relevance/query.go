@@ -51,18 +51,26 @@ var accPool = sync.Pool{New: func() any { return new([]int64) }}
 // Query scores prompt against the index and applies the decision rule.
 func (x *Index) Query(prompt string) Result {
 	ws, ranked := x.rank(prompt, x.cfg.MaxMatches, true)
-	res := Result{Words: ws, Matches: []Match{}, Scoring: x.scoring, Vectors: x.vec.Digest()}
-	if len(ranked) == 0 || ranked[0].Score < x.cfg.ThresholdMicro {
-		return res
+	return Result{Words: ws, Matches: decide(ranked, x.cfg), Scoring: x.scoring, Vectors: x.vec.Digest()}
+}
+
+// decide is the decision rule on matches ranked best first: nothing when
+// the best scores below the threshold; else the leading matches that score
+// at least the threshold and MarginMilli/1000 of the best, at most
+// MaxMatches. It never returns nil.
+func decide(ranked []Match, cfg Config) []Match {
+	out := []Match{}
+	if len(ranked) == 0 || ranked[0].Score < cfg.ThresholdMicro {
+		return out
 	}
 	top := ranked[0].Score
 	for _, m := range ranked {
-		if len(res.Matches) == x.cfg.MaxMatches || m.Score < x.cfg.ThresholdMicro || m.Score*1000 < top*x.cfg.MarginMilli {
+		if len(out) == cfg.MaxMatches || m.Score < cfg.ThresholdMicro || m.Score*1000 < top*cfg.MarginMilli {
 			break
 		}
-		res.Matches = append(res.Matches, m)
+		out = append(out, m)
 	}
-	return res
+	return out
 }
 
 // Rank returns the k best documents for prompt by the full score, without
