@@ -9,7 +9,7 @@
 //	x, _ := relevance.New(v, relevance.DefaultConfig())
 //	x.Add(relevance.Document{Name: "cancel_reservation", Description: "Cancel the whole reservation."})
 //	r := x.Query("I want to cancel my reservation")
-//	// r.Matches: [{cancel_reservation 819656 409}], r.Scoring, r.Vectors
+//	// r.Matches[0].Name == "cancel_reservation"; r.Scoring, r.Vectors: the digests to cite
 //
 // # Score
 //
