@@ -1,0 +1,57 @@
+// Package relevance is the relevance scorer of SPEC §16 (issue 27): given
+// documents, one per registry entry (name, title, description, parameter
+// names and descriptions, aliases, tags, examples), and a prompt, it
+// returns a small ranked set of matches with a deterministic integer
+// score and a quantised confidence below 0.5, or nothing. It is not yet a
+// tier of discover's cascade.
+//
+//	v := relevance.NewVectors(table)           // once: table from wordvec.Load
+//	x, _ := relevance.New(v, relevance.DefaultConfig())
+//	x.Add(relevance.Document{Name: "cancel_reservation", Description: "Cancel the whole reservation."})
+//	r := x.Query("I want to cancel my reservation")
+//	// r.Matches[0].Name == "cancel_reservation"; r.Scoring, r.Vectors: the digests to cite
+//
+// # Score
+//
+// Text is analysed by discover's chain (NFKC, UAX #29 words, possessive,
+// lower case, plural stemmer) with tool names split into words in front
+// and a stop list behind (analyze.go). Each distinct prompt word t gets a
+// weight w_t = IDF(t)·rarity(t): BM25's IDF ln((2N+2)/(2n_t+1)) and the
+// word's general-English rarity, ln(rank+2)/ln(40,001) from its rank in
+// the word-vector table, at least Config.RarityFloorMicro (1 for a word
+// the table lacks). A document d's score is
+//
+//	S(d) = Σ_t w_t · max(sat(t, d), soft(t, d)) / Σ_t w_t
+//
+// the weighted share of the prompt the document covers, 0…1 in millionths.
+// sat is BM25F's saturation t̃/(k1 + t̃) of the field-weighted,
+// length-normalised frequency t̃ = Σ_f W_f·tf_f/((1−b_f) + b_f·len_f/avg_f);
+// soft is SoftGain·(c − Floor)/(1 − Floor) for c the best word-vector
+// cosine of t to another word of d. soft is computed for the
+// Config.Candidates documents with the best lexical score only.
+//
+// Every quantity is an integer with an explicit scale: logarithms are
+// computed bit by bit in integers (lnMicro), cosines from exact int8 dot
+// products and an integer square root, so no float arithmetic (and so no
+// FMA fusion) reaches a score; GOARCH and GOAMD64 give the same numbers,
+// which testdata/golden.txt pins.
+//
+// # Decision rule
+//
+// Ranked by score (ties by name), a document matches when its score is at
+// least Config.ThresholdMicro and at least Config.MarginMilli/1000 of the
+// best score, up to Config.MaxMatches (≤ 5); when the best scores below
+// the threshold, nothing matches. A match's confidence is ⌊499·S/10⁶⌋
+// thousandths: below 0.5, the keyword tier's.
+//
+// # Index
+//
+// An Index is built from documents one at a time: Add (a new or changed
+// document, found by the next query), Remove. Iteration that reaches a
+// result is in sorted order or order-free (integer sums), so an index
+// built at once, from shuffled documents or incrementally gives the same
+// bytes. Index.Digest covers the documents; Index.Scoring (cited by every
+// Result) covers Version, the constants and the vector table's digest.
+// Memory is bounded by Config.MaxFieldWords words a field and
+// Config.MaxVecWords vector words a document.
+package relevance

@@ -1,0 +1,339 @@
+package relevance
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"slices"
+	"sync"
+)
+
+// Param is one parameter of a tool: its name and description.
+type Param struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+}
+
+// Document is what the scorer reads of one registry entry.
+type Document struct {
+	Name        string   `json:"name"`
+	Title       string   `json:"title,omitempty"`
+	Description string   `json:"description,omitempty"`
+	Params      []Param  `json:"params,omitempty"`
+	Aliases     []string `json:"aliases,omitempty"`
+	Tags        []string `json:"tags,omitempty"`
+	Examples    []string `json:"examples,omitempty"`
+}
+
+// ErrNoName is returned by Add for a document without a name.
+var ErrNoName = errors.New("relevance: document without a name")
+
+// posting is one (document, term) pair: id is the document's slot in a
+// term's postings and the term's id in a document's list; tf packs the
+// term's frequency in each field, 4 bits a field (saturated at 15).
+type posting struct {
+	id uint32
+	tf uint32
+}
+
+func (p posting) field(f int) int64 { return int64(p.tf >> (4 * uint(f)) & 15) }
+
+type term struct {
+	key      string
+	vec      int32 // index in the vector table, −1 when not there
+	postings []posting
+}
+
+type doc struct {
+	name  string
+	hash  [32]byte
+	lens  [NumFields]uint16
+	terms []posting // sorted by term id
+	vecs  []int32   // distinct vector-table indices, at most MaxVecWords
+}
+
+// Index is a relevance index over documents. It is safe for concurrent
+// use: queries share a read lock, changes take the write lock.
+type Index struct {
+	cfg     Config
+	vec     *Vectors
+	an      *analyzer
+	scoring string
+
+	mu       sync.RWMutex
+	docs     []*doc // by slot; nil when free
+	free     []uint32
+	byName   map[string]uint32
+	termIDs  map[string]uint32
+	terms    []*term // by id; nil when free
+	freeTerm []uint32
+	totLen   [NumFields]int64
+	n        int64
+	digest   string // of the documents; "" when stale
+}
+
+// New returns an empty index scoring with cfg and the vectors vec.
+func New(vec *Vectors, cfg Config) (*Index, error) {
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
+	if vec == nil {
+		return nil, errors.New("relevance: no vectors")
+	}
+	return &Index{
+		cfg:     cfg,
+		vec:     vec,
+		an:      newAnalyzer(),
+		scoring: cfg.Digest(vec.Digest()),
+		byName:  map[string]uint32{},
+		termIDs: map[string]uint32{},
+	}, nil
+}
+
+// Scoring is the digest a result cites: Config.Digest of the index's
+// constants and vector table.
+func (x *Index) Scoring() string { return x.scoring }
+
+// Len is the number of documents.
+func (x *Index) Len() int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return int(x.n)
+}
+
+// Add adds d, replacing the document of the same name if there is one.
+func (x *Index) Add(d Document) error {
+	if d.Name == "" {
+		return ErrNoName
+	}
+	nd, ks := x.analyse(d)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if s, ok := x.byName[d.Name]; ok {
+		if x.docs[s].hash == nd.hash {
+			return nil
+		}
+		x.remove(s)
+	}
+	x.insert(nd, ks)
+	x.digest = ""
+	return nil
+}
+
+// Remove removes the document named name; it reports whether there was one.
+func (x *Index) Remove(name string) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	s, ok := x.byName[name]
+	if !ok {
+		return false
+	}
+	x.remove(s)
+	x.digest = ""
+	return true
+}
+
+// Names lists the documents' names, sorted.
+func (x *Index) Names() []string {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	out := make([]string, 0, len(x.byName))
+	for n := range x.byName {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Digest is the SHA-256 of the documents the index holds: of their names
+// and document hashes (docHash), sorted by name. Two indexes holding the
+// same documents have the same digest, however they were built.
+func (x *Index) Digest() string {
+	x.mu.RLock()
+	d := x.digest
+	x.mu.RUnlock()
+	if d != "" {
+		return d
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.digest == "" {
+		names := make([]string, 0, len(x.byName))
+		for n := range x.byName {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		h := sha256.New()
+		for _, n := range names {
+			hd := x.docs[x.byName[n]].hash
+			h.Write(hd[:])
+		}
+		x.digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
+	}
+	return x.digest
+}
+
+// docHash is the SHA-256 of d's fields, each length-prefixed, in order.
+func docHash(d Document) [32]byte {
+	h := sha256.New()
+	var buf [8]byte
+	put := func(s string) {
+		binary.BigEndian.PutUint64(buf[:], uint64(len(s)))
+		h.Write(buf[:])
+		h.Write([]byte(s))
+	}
+	list := func(ss []string) {
+		binary.BigEndian.PutUint64(buf[:], uint64(len(ss)))
+		h.Write(buf[:])
+		for _, s := range ss {
+			put(s)
+		}
+	}
+	put(d.Name)
+	put(d.Title)
+	put(d.Description)
+	binary.BigEndian.PutUint64(buf[:], uint64(len(d.Params)))
+	h.Write(buf[:])
+	for _, p := range d.Params {
+		put(p.Name)
+		put(p.Description)
+	}
+	list(d.Aliases)
+	list(d.Tags)
+	list(d.Examples)
+	var out [32]byte
+	h.Sum(out[:0])
+	return out
+}
+
+// analyse reads d into a document (without term ids) and its keys with
+// their packed field frequencies, sorted by key.
+func (x *Index) analyse(d Document) (*doc, []keyTF) {
+	nd := &doc{name: d.Name, hash: docHash(d)}
+	tf := map[string]uint32{}
+	fold := map[string]string{}
+	seenVec := map[int32]bool{}
+	var order [][]word
+	add := func(f int, texts ...string) {
+		var ws []word
+		for _, t := range texts {
+			ws = append(ws, x.an.words(t)...)
+		}
+		if len(ws) > x.cfg.MaxFieldWords {
+			ws = ws[:x.cfg.MaxFieldWords]
+		}
+		nd.lens[f] = uint16(len(ws))
+		for _, w := range ws {
+			c := tf[w.key]
+			if (c>>(4*uint(f)))&15 < 15 {
+				c += 1 << (4 * uint(f))
+			}
+			tf[w.key] = c
+			if _, ok := fold[w.key]; !ok {
+				fold[w.key] = w.fold
+			}
+		}
+		order = append(order, ws)
+	}
+	add(FieldName, d.Name)
+	add(FieldTitle, d.Title)
+	add(FieldAlias, d.Aliases...)
+	add(FieldTag, d.Tags...)
+	add(FieldDesc, d.Description)
+	ps := make([]string, 0, 2*len(d.Params))
+	for _, p := range d.Params {
+		ps = append(ps, p.Name, p.Description)
+	}
+	add(FieldParam, ps...)
+	add(FieldExample, d.Examples...)
+	for _, ws := range order {
+		for _, w := range ws {
+			if len(nd.vecs) >= x.cfg.MaxVecWords {
+				break
+			}
+			if i, ok := x.vec.index(w); ok && !seenVec[i] {
+				seenVec[i] = true
+				nd.vecs = append(nd.vecs, i)
+			}
+		}
+	}
+	slices.Sort(nd.vecs)
+	ks := make([]keyTF, 0, len(tf))
+	for k, c := range tf {
+		ks = append(ks, keyTF{k, fold[k], c})
+	}
+	slices.SortFunc(ks, func(a, b keyTF) int { return cmp.Compare(a.key, b.key) })
+	return nd, ks
+}
+
+type keyTF struct {
+	key, fold string
+	tf        uint32
+}
+
+// insert adds an analysed document; x.mu is held.
+func (x *Index) insert(nd *doc, ks []keyTF) {
+	var s uint32
+	if k := len(x.free); k > 0 {
+		s = x.free[k-1]
+		x.free = x.free[:k-1]
+		x.docs[s] = nd
+	} else {
+		s = uint32(len(x.docs))
+		x.docs = append(x.docs, nd)
+	}
+	x.byName[nd.name] = s
+	nd.terms = make([]posting, 0, len(ks))
+	for _, k := range ks {
+		id, ok := x.termIDs[k.key]
+		if !ok {
+			t := &term{key: k.key, vec: -1}
+			if i, ok := x.vec.index(word{fold: k.fold, key: k.key}); ok {
+				t.vec = i
+			}
+			if n := len(x.freeTerm); n > 0 {
+				id = x.freeTerm[n-1]
+				x.freeTerm = x.freeTerm[:n-1]
+				x.terms[id] = t
+			} else {
+				id = uint32(len(x.terms))
+				x.terms = append(x.terms, t)
+			}
+			x.termIDs[k.key] = id
+		}
+		t := x.terms[id]
+		t.postings = append(t.postings, posting{s, k.tf})
+		nd.terms = append(nd.terms, posting{id, k.tf})
+	}
+	slices.SortFunc(nd.terms, func(a, b posting) int { return cmp.Compare(a.id, b.id) })
+	for f := range NumFields {
+		x.totLen[f] += int64(nd.lens[f])
+	}
+	x.n++
+}
+
+// remove removes the document in slot s; x.mu is held.
+func (x *Index) remove(s uint32) {
+	d := x.docs[s]
+	for _, p := range d.terms {
+		t := x.terms[p.id]
+		i := slices.IndexFunc(t.postings, func(q posting) bool { return q.id == s })
+		last := len(t.postings) - 1
+		t.postings[i] = t.postings[last]
+		t.postings = t.postings[:last]
+		if last == 0 {
+			delete(x.termIDs, t.key)
+			x.terms[p.id] = nil
+			x.freeTerm = append(x.freeTerm, p.id)
+		}
+	}
+	for f := range NumFields {
+		x.totLen[f] -= int64(d.lens[f])
+	}
+	x.n--
+	delete(x.byName, d.name)
+	x.docs[s] = nil
+	x.free = append(x.free, s)
+}

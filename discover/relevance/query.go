@@ -1,0 +1,297 @@
+package relevance
+
+import (
+	"cmp"
+	"slices"
+	"sync"
+)
+
+// Match is one document a prompt matched.
+type Match struct {
+	Name string `json:"name"`
+	// Score is the document's relevance in millionths: the IDF-weighted
+	// share of the prompt's words the document covers (see the package
+	// documentation), 0…1,000,000.
+	Score int64 `json:"score"`
+	// ConfidenceMilli is the match's confidence in thousandths:
+	// ⌊499·Score/10⁶⌋, so always below 500 (0.5, the keyword tier's).
+	ConfidenceMilli int64 `json:"confidence_milli"`
+}
+
+// Confidence is ConfidenceMilli as a fraction (exactly the decimal
+// value's nearest float64).
+func (m Match) Confidence() float64 { return float64(m.ConfidenceMilli) / 1000 }
+
+// Result is what a query returns.
+type Result struct {
+	// Words are the keys of the prompt the score read, in prompt order.
+	Words []string `json:"words"`
+	// Matches are the documents that pass the decision rule, best first
+	// (ties by name); empty when nothing is relevant enough.
+	Matches []Match `json:"matches"`
+	// Scoring is the digest of the rule, its constants and the vector
+	// table (Index.Scoring); Vectors the table's own digest.
+	Scoring string `json:"scoring"`
+	Vectors string `json:"vectors"`
+}
+
+// confidence maps a score to its confidence in thousandths.
+func confidence(score int64) int64 { return 499 * score / 1_000_000 }
+
+// qword is one distinct word of a prompt.
+type qword struct {
+	key string
+	id  int64 // term id, −1 when no document holds it
+	vec int32 // vector-table index, −1 when not in the table
+	w   int64 // weight, millionths
+}
+
+var accPool = sync.Pool{New: func() any { return new([]int64) }}
+
+// Query scores prompt against the index and applies the decision rule.
+func (x *Index) Query(prompt string) Result {
+	ws, ranked := x.rank(prompt, x.cfg.MaxMatches, true)
+	return Result{Words: ws, Matches: decide(ranked, x.cfg), Scoring: x.scoring, Vectors: x.vec.Digest()}
+}
+
+// decide is the decision rule on matches ranked best first: nothing when
+// the best scores below the threshold; else the leading matches that score
+// at least the threshold and MarginMilli/1000 of the best, at most
+// MaxMatches. It never returns nil.
+func decide(ranked []Match, cfg Config) []Match {
+	out := []Match{}
+	if len(ranked) == 0 || ranked[0].Score < cfg.ThresholdMicro {
+		return out
+	}
+	top := ranked[0].Score
+	for _, m := range ranked {
+		if len(out) == cfg.MaxMatches || m.Score < cfg.ThresholdMicro || m.Score*1000 < top*cfg.MarginMilli {
+			break
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// Rank returns the k best documents for prompt by the full score, without
+// the decision rule (k ≤ Config.Candidates).
+func (x *Index) Rank(prompt string, k int) []Match {
+	_, r := x.rank(prompt, k, true)
+	return r
+}
+
+// RankLexical returns the k best documents by the BM25F part of the score
+// alone (the prompt words' weighted saturations, no vectors): the
+// baseline the word vectors are measured against.
+func (x *Index) RankLexical(prompt string, k int) []Match {
+	_, r := x.rank(prompt, k, false)
+	return r
+}
+
+// prompt reads a prompt's distinct words; x.mu is held.
+func (x *Index) prompt(prompt string) []qword {
+	seen := map[string]bool{}
+	var qs []qword
+	for _, w := range x.an.words(prompt) {
+		if seen[w.key] || len(qs) == x.cfg.MaxQueryWords {
+			continue
+		}
+		seen[w.key] = true
+		q := qword{key: w.key, id: -1, vec: -1}
+		df := int64(0)
+		if id, ok := x.termIDs[w.key]; ok {
+			q.id = int64(id)
+			df = int64(len(x.terms[id].postings))
+		}
+		if i, ok := x.vec.index(w); ok {
+			q.vec = i
+		}
+		if q.id < 0 && q.vec < 0 {
+			continue // nothing can match it
+		}
+		// BM25's IDF, ln(1 + (N − n + ½)/(n + ½)) = ln((2N + 2)/(2n + 1)).
+		idf := lnMicro(uint64(2*x.n+2), uint64(2*df+1))
+		rare := int64(1_000_000)
+		if q.vec >= 0 {
+			rare = max(x.cfg.RarityFloorMicro, x.vec.rank[q.vec])
+		}
+		q.w = idf * rare / 1_000_000
+		if q.w <= 0 {
+			continue
+		}
+		qs = append(qs, q)
+	}
+	return qs
+}
+
+// sat is the BM25F saturation of a posting of document d, in millionths:
+// t/(k1 + t) for t = Σ_f weight_f·tf_f/((1 − b_f) + b_f·len_f/avglen_f).
+func (x *Index) sat(p posting, d *doc) int64 {
+	var t int64 // thousandths
+	for f := range NumFields {
+		tf := p.field(f)
+		if tf == 0 || x.totLen[f] == 0 {
+			continue
+		}
+		b := x.cfg.BMilli[f]
+		norm := 1000 - b + b*int64(d.lens[f])*x.n/x.totLen[f]
+		if norm < 1 {
+			norm = 1
+		}
+		t += x.cfg.WeightMilli[f] * tf * 1000 / norm
+	}
+	if t == 0 {
+		return 0
+	}
+	return t * 1_000_000 / (x.cfg.K1Milli + t)
+}
+
+type cand struct {
+	slot uint32
+	s    int64
+}
+
+// rank scores prompt and returns its words and the k best documents.
+func (x *Index) rank(prompt string, k int, soft bool) ([]string, []Match) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	qs := x.prompt(prompt)
+	words := make([]string, len(qs))
+	var total int64
+	for i, q := range qs {
+		words[i] = q.key
+		total += q.w
+	}
+	if x.n == 0 || total == 0 || k < 1 {
+		return words, nil
+	}
+	// Lexical pass: every posting of every prompt word.
+	accp := accPool.Get().(*[]int64)
+	defer accPool.Put(accp)
+	if len(*accp) < len(x.docs) {
+		*accp = make([]int64, len(x.docs))
+	}
+	acc := *accp
+	var touched []uint32
+	for _, q := range qs {
+		if q.id < 0 {
+			continue
+		}
+		for _, p := range x.terms[q.id].postings {
+			if acc[p.id] == 0 {
+				touched = append(touched, p.id)
+			}
+			acc[p.id] += q.w*x.sat(p, x.docs[p.id])/1_000_000 + 1 // +1: touched, even at 0
+		}
+	}
+	c := x.cfg.Candidates
+	if !soft {
+		c = k
+	}
+	less := func(a, b cand) bool { // a ranks before b
+		if a.s != b.s {
+			return a.s > b.s
+		}
+		return x.docs[a.slot].name < x.docs[b.slot].name
+	}
+	best := make([]cand, 0, c+1)
+	for _, s := range touched {
+		// acc holds one extra unit per word that touched it; strip them below
+		// by recomputing exactly for the candidates.
+		cd := cand{s, acc[s]}
+		acc[s] = 0
+		if len(best) == c && !less(cd, best[c-1]) {
+			continue
+		}
+		i, _ := slices.BinarySearchFunc(best, cd, func(e, t cand) int {
+			if less(e, t) {
+				return -1
+			}
+			return 1
+		})
+		best = slices.Insert(best, i, cd)
+		if len(best) > c {
+			best = best[:c]
+		}
+	}
+	// Exact scores of the candidates: per prompt word, the larger of its
+	// saturation and (with soft) its soft match.
+	var softv [][]int64
+	var cols map[int32]int
+	if soft {
+		softv, cols = x.softTable(qs, best)
+	}
+	out := make([]cand, len(best))
+	for ci, b := range best {
+		d := x.docs[b.slot]
+		var num int64
+		for qi, q := range qs {
+			var v int64
+			if q.id >= 0 {
+				if j, ok := slices.BinarySearchFunc(d.terms, uint32(q.id), func(p posting, id uint32) int { return cmp.Compare(p.id, id) }); ok {
+					v = x.sat(d.terms[j], d)
+				}
+			}
+			if soft && q.vec >= 0 {
+				for _, dv := range d.vecs {
+					if s := softv[qi][cols[dv]]; s > v {
+						v = s
+					}
+				}
+			}
+			num += q.w * v / 1_000_000
+		}
+		out[ci] = cand{b.slot, num * 1_000_000 / total}
+	}
+	slices.SortFunc(out, func(a, b cand) int {
+		if less(a, b) {
+			return -1
+		}
+		return 1
+	})
+	if len(out) > k {
+		out = out[:k]
+	}
+	ms := make([]Match, len(out))
+	for i, o := range out {
+		ms[i] = Match{Name: x.docs[o.slot].name, Score: o.s, ConfidenceMilli: confidence(o.s)}
+	}
+	return words, ms
+}
+
+// softTable computes, for each prompt word with a vector and each distinct
+// vector word of the candidates, the soft match
+// SoftGain·(c − Floor)/(1 − Floor) of their cosine c (0 at or below the
+// floor, and 0 for the word itself, which the lexical part scores).
+func (x *Index) softTable(qs []qword, best []cand) ([][]int64, map[int32]int) {
+	cols := map[int32]int{}
+	var colv []int32
+	for _, b := range best {
+		for _, v := range x.docs[b.slot].vecs {
+			if _, ok := cols[v]; !ok {
+				cols[v] = len(colv)
+				colv = append(colv, v)
+			}
+		}
+	}
+	floor := x.cfg.CosFloorMicro
+	out := make([][]int64, len(qs))
+	for qi, q := range qs {
+		if q.vec < 0 {
+			continue
+		}
+		row := make([]int64, len(colv))
+		for j, v := range colv {
+			if v == q.vec {
+				continue
+			}
+			c := x.vec.cosine(q.vec, v)
+			if c <= floor {
+				continue
+			}
+			row[j] = x.cfg.SoftGainMilli * ((c - floor) * 1_000_000 / (1_000_000 - floor)) / 1000
+		}
+		out[qi] = row
+	}
+	return out, cols
+}

@@ -1,0 +1,344 @@
+package relevance
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/groundgate/groundgate/wordvec"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/golden.json")
+
+var (
+	vecOnce sync.Once
+	vecs    *Vectors
+)
+
+func testVectors(t testing.TB) *Vectors {
+	vecOnce.Do(func() {
+		tb, err := wordvec.Load()
+		if err != nil {
+			panic(err)
+		}
+		vecs = NewVectors(tb)
+	})
+	return vecs
+}
+
+// fixture is a small registry: airline tools in τ-bench's style and a few
+// web APIs in StableToolBench's.
+var fixture = []Document{
+	{Name: "book_reservation", Description: "Book a reservation.", Params: []Param{{"user_id", "The ID of the user to book the reservation."}, {"origin", "The IATA code for the origin city."}, {"destination", "The IATA code for the destination city."}, {"cabin", "basic_economy economy business"}}},
+	{Name: "cancel_reservation", Description: "Cancel the whole reservation.", Params: []Param{{"reservation_id", "The reservation ID, such as 'ZFA04Y'."}}},
+	{Name: "get_reservation_details", Description: "Get the details of a reservation.", Params: []Param{{"reservation_id", "The reservation id."}}},
+	{Name: "update_reservation_baggages", Description: "Update the baggage information of a reservation.", Params: []Param{{"total_baggages", "The updated total number of baggage items included in the reservation."}}},
+	{Name: "search_direct_flight", Description: "Search direct flights between two cities on a specific date.", Params: []Param{{"origin", "The origin city airport in three letters."}, {"date", "The date of the flight."}}},
+	{Name: "send_certificate", Description: "Send a certificate to a user. Be careful!", Params: []Param{{"amount", "Certificate amount to send."}}},
+	{Name: "Tide_Tables__Next_High_Tide", Title: "Tide Tables: Next High Tide", Description: "Returns the next high tide for a coastal station.", Params: []Param{{"stationId", "The tide station."}}},
+	{Name: "ChaDri.change_drink", Title: "ChaDri: change drink", Description: "Change the drink of an order in the coffee shop.", Aliases: []string{"swap beverage"}, Tags: []string{"coffee", "order"}},
+	{Name: "weatherForecastDaily", Title: "Weather: daily forecast", Description: "Daily weather forecast for a city: temperature, rain and wind.", Examples: []string{"will it rain in Paris tomorrow"}},
+	{Name: "currency_converter__convert", Title: "Currency Converter: convert", Description: "Convert an amount from one currency to another at today's exchange rate."},
+	{Name: "QR_Code_Generator__Generate", Title: "QR Code Generator: Generate", Description: "Generate a QR code image for a URL or text."},
+	{Name: "suivi_colis__Latest", Title: "suivi colis: Latest", Description: "Get the latest status of a parcel from its tracking number."},
+}
+
+var fixturePrompts = []string{
+	"I want to cancel my reservation",
+	"Please book a flight from New York to Seattle in economy",
+	"I need to add two checked bags to my booking",
+	"When is the next high tide at the station?",
+	"Can you swap my coffee for a tea?",
+	"What will the weather be like tomorrow, will it rain?",
+	"Convert 100 dollars to euros",
+	"make a QR code for my website",
+	"where is my package? tracking number CA107308006SI",
+	"Tell me a joke about penguins",
+	"",
+	"the of and to",
+	"bananas",
+}
+
+func newIndex(t testing.TB, docs []Document) *Index {
+	t.Helper()
+	x, err := New(testVectors(t), DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range docs {
+		if err := x.Add(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return x
+}
+
+func answers(t testing.TB, x *Index) string {
+	t.Helper()
+	var b strings.Builder
+	for _, p := range fixturePrompts {
+		r := x.Query(p)
+		j, err := json.Marshal(struct {
+			R    Result
+			Rank []Match
+			Lex  []Match
+		}{r, x.Rank(p, 8), x.RankLexical(p, 8)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(j)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func TestLnMicro(t *testing.T) {
+	for _, pq := range [][2]uint64{{1, 1}, {2, 1}, {3, 2}, {4960, 1}, {4960, 2479}, {200_002, 1}, {1 << 40, 3}, {1_000_003, 999_999}, {7, 5}} {
+		got := lnMicro(pq[0], pq[1])
+		want := math.Log(float64(pq[0])/float64(pq[1])) * 1e6
+		if math.Abs(float64(got)-want) > 1 {
+			t.Errorf("lnMicro(%d, %d) = %d, want %.2f", pq[0], pq[1], got, want)
+		}
+	}
+	if lnMicro(1, 2) != 0 || lnMicro(1, 0) != 0 {
+		t.Error("lnMicro below 1 or of /0 is not 0")
+	}
+}
+
+func TestCosineWithinOneOfWordvec(t *testing.T) {
+	v := testVectors(t)
+	for _, p := range [][2]string{{"buy", "purchase"}, {"buy", "banana"}, {"file", "document"}, {"file", "weather"}, {"cancel", "reservation"}, {"flight", "flight"}} {
+		i, _ := v.t.Index(p[0])
+		j, _ := v.t.Index(p[1])
+		want, _ := v.t.Cosine(p[0], p[1])
+		if got := v.cosine(int32(i), int32(j)); got > want || want-got > 1 {
+			t.Errorf("cosine(%s, %s) = %d, wordvec %d", p[0], p[1], got, want)
+		}
+	}
+}
+
+func TestWords(t *testing.T) {
+	an := newAnalyzer()
+	for in, want := range map[string]string{
+		"get_reservation_details":               "get reservation detail",
+		"ChaDri.change_drink":                   "cha dri change drink",
+		"Tide_Tables__Next_High_Tide":           "tide table next high tide",
+		"getUserInfo HTTPServer":                "get user info http server",
+		"Can you please help me find flights?":  "find flight",
+		"Sharpe's ratios":                       "sharpe ratio",
+		"ID CA107308006SI mia_li_3668 mp3 2024": "mia li mp3",
+		"ＳＨＡＲＰＥ":                                "sharpe",
+	} {
+		var got []string
+		for _, w := range an.words(in) {
+			got = append(got, w.key)
+		}
+		if g := strings.Join(got, " "); g != want {
+			t.Errorf("words(%q) = %q, want %q", in, g, want)
+		}
+	}
+}
+
+// TestDeterminism: the same answers, byte for byte, from an index built
+// at once, from shuffled documents, and incrementally with removals and
+// replacements on the way; and the same document digest.
+func TestDeterminism(t *testing.T) {
+	base := newIndex(t, fixture)
+	want := answers(t, base)
+	if again := answers(t, base); again != want {
+		t.Fatal("a second run differs")
+	}
+	for seed := range uint64(5) {
+		docs := slices.Clone(fixture)
+		r := rand.New(rand.NewPCG(seed, 7))
+		r.Shuffle(len(docs), func(i, j int) { docs[i], docs[j] = docs[j], docs[i] })
+		x := newIndex(t, docs)
+		if got := answers(t, x); got != want {
+			t.Fatalf("shuffle %d: answers differ", seed)
+		}
+		if x.Digest() != base.Digest() {
+			t.Fatalf("shuffle %d: digest differs", seed)
+		}
+	}
+	// Incrementally: half, noise, a changed document, removals, the rest.
+	x := newIndex(t, fixture[:6])
+	for i := range 20 {
+		_ = x.Add(Document{Name: fmt.Sprintf("noise_%d", i), Description: "Reservation flight weather coffee tide noise entry"})
+	}
+	changed := fixture[1]
+	changed.Description = "Something else entirely."
+	_ = x.Add(changed)
+	for i := range 20 {
+		x.Remove(fmt.Sprintf("noise_%d", i))
+	}
+	for _, d := range fixture[6:] {
+		_ = x.Add(d)
+	}
+	_ = x.Add(fixture[1])
+	if got := answers(t, x); got != want {
+		t.Fatalf("incremental: answers differ\n%s\nwant\n%s", got, want)
+	}
+	if x.Digest() != base.Digest() || x.Len() != len(fixture) {
+		t.Fatal("incremental: digest or length differs")
+	}
+}
+
+// TestGolden pins the integer scores of the fixture (go test -update
+// rewrites it). The same file must pass on every GOARCH and GOAMD64.
+func TestGolden(t *testing.T) {
+	x := newIndex(t, fixture)
+	got := x.Scoring() + "\n" + x.Digest() + "\n" + answers(t, x)
+	path := filepath.Join("testdata", "golden.txt")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != string(want) {
+		t.Errorf("scores differ from %s:\n%s", path, got)
+	}
+}
+
+func TestQuery(t *testing.T) {
+	x := newIndex(t, fixture)
+	for _, c := range []struct {
+		prompt string
+		want   []string // must be among the matches; nil: no match at all
+	}{
+		{"I want to cancel my reservation", []string{"cancel_reservation"}},
+		{"When is the next high tide at the station?", []string{"Tide_Tables__Next_High_Tide"}},
+		{"Convert 100 dollars to euros with the exchange rate", []string{"currency_converter__convert"}},
+		{"make a QR code for my website", []string{"QR_Code_Generator__Generate"}},
+		{"Tell me a joke about penguins", nil},
+		{"", nil},
+		{"the of and to", nil},
+		{"Can you please help me?", nil},
+	} {
+		r := x.Query(c.prompt)
+		if len(r.Matches) > 5 {
+			t.Errorf("%q: %d matches", c.prompt, len(r.Matches))
+		}
+		if c.want == nil && len(r.Matches) > 0 {
+			t.Errorf("%q: matched %v, want nothing", c.prompt, r.Matches)
+		}
+		for _, w := range c.want {
+			if !slices.ContainsFunc(r.Matches, func(m Match) bool { return m.Name == w }) {
+				t.Errorf("%q: %s not among %v", c.prompt, w, r.Matches)
+			}
+		}
+		for _, m := range r.Matches {
+			if m.ConfidenceMilli >= 500 || m.Confidence() >= 0.5 || m.ConfidenceMilli != 499*m.Score/1_000_000 {
+				t.Errorf("%q: confidence %d of score %d", c.prompt, m.ConfidenceMilli, m.Score)
+			}
+		}
+		if r.Scoring != x.Scoring() || r.Vectors != wordvec.Digest {
+			t.Errorf("%q: digests %s %s", c.prompt, r.Scoring, r.Vectors)
+		}
+	}
+}
+
+// TestIncremental: a document added or changed is found by the next query,
+// a removed one is not.
+func TestIncremental(t *testing.T) {
+	x := newIndex(t, fixture)
+	p := "translate this sentence into Japanese"
+	if r := x.Query(p); len(r.Matches) > 0 {
+		t.Fatalf("before: %v", r.Matches)
+	}
+	d := Document{Name: "Translator__translate", Title: "Translator: translate", Description: "Translate a sentence into another language, such as Japanese."}
+	_ = x.Add(d)
+	if r := x.Query(p); len(r.Matches) == 0 || r.Matches[0].Name != d.Name {
+		t.Fatalf("after add: %v", r.Matches)
+	}
+	d.Description = "Count the words of a text."
+	d.Title = "Counter: count"
+	d.Name = "Translator__translate"
+	_ = x.Add(d)
+	if r := x.Query(p); slices.ContainsFunc(r.Matches, func(m Match) bool { return m.Name == d.Name && m.Score > 300_000 }) {
+		t.Fatalf("after change: %v", r.Matches)
+	}
+	x.Remove(d.Name)
+	if r := x.Query(p); len(r.Matches) > 0 {
+		t.Fatalf("after remove: %v", r.Matches)
+	}
+	if err := x.Add(Document{}); err != ErrNoName {
+		t.Fatalf("no name: %v", err)
+	}
+}
+
+func TestDecide(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.ThresholdMicro, cfg.MarginMilli, cfg.MaxMatches = 100_000, 600, 3
+	ms := func(scores ...int64) []Match {
+		var out []Match
+		for i, s := range scores {
+			out = append(out, Match{Name: fmt.Sprint(i), Score: s})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name   string
+		ranked []Match
+		want   int
+	}{
+		{"none", nil, 0},
+		{"best below threshold", ms(99_999, 50_000), 0},
+		{"best at threshold", ms(100_000, 99_000), 1},
+		{"margin", ms(500_000, 300_000, 299_999), 2},
+		{"cap", ms(500_000, 490_000, 480_000, 470_000, 460_000), 3},
+		{"threshold under margin", ms(150_000, 120_000, 99_000), 2},
+	} {
+		got := decide(c.ranked, cfg)
+		if len(got) != c.want || got == nil {
+			t.Errorf("%s: %d matches, want %d", c.name, len(got), c.want)
+		}
+	}
+}
+
+func TestConfig(t *testing.T) {
+	if err := DefaultConfig().Check(); err != nil {
+		t.Fatal(err)
+	}
+	c := DefaultConfig()
+	c.MaxMatches = 6
+	if _, err := New(testVectors(t), c); err == nil {
+		t.Fatal("6 matches accepted")
+	}
+	if DefaultConfig().Digest(wordvec.Digest) == c.Digest(wordvec.Digest) {
+		t.Fatal("digest ignores a constant")
+	}
+}
+
+func FuzzQuery(f *testing.F) {
+	for _, p := range fixturePrompts {
+		f.Add(p)
+	}
+	f.Add("get_reservation_details\x00\xff ＳＨＡＲＰＥ's a.b.c camelCaseWord")
+	x := newIndex(f, fixture)
+	f.Fuzz(func(t *testing.T, p string) {
+		r := x.Query(p)
+		if len(r.Matches) > DefaultConfig().MaxMatches {
+			t.Fatalf("%d matches", len(r.Matches))
+		}
+		for i, m := range r.Matches {
+			if m.Score < DefaultConfig().ThresholdMicro || m.Score > 1_000_000 || m.ConfidenceMilli >= 500 {
+				t.Fatalf("match %v", m)
+			}
+			if i > 0 && m.Score > r.Matches[i-1].Score {
+				t.Fatal("not sorted")
+			}
+		}
+	})
+}
