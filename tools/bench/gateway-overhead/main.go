@@ -63,12 +63,12 @@ import (
 )
 
 const (
-	token    = "gateway-overhead-token"
-	upName   = "bench"
+	token  = "gateway-overhead-token"
+	upName = "bench"
 	// polName is the upstream the policies side calls: the same program
 	// under another name, so that its contract and policies govern only
 	// that side's calls.
-	polName = "benchp"
+	polName  = "benchp"
 	tool     = "echo"
 	alias    = "echo the words"
 	sampleRB = 200 // call hashes read back after the run
