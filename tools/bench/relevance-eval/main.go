@@ -31,7 +31,8 @@
 // bleve's own BM25 scoring of one text field holding all of a document's
 // words (standard analyser, names split at underscores), the k best.
 //
-// --sweep prints, for the dev half of StableToolBench, the figures of a
+// --quick prints the relevance rule's rows and the top-5 baselines only (for
+// calibration with --config). --sweep prints, for the dev half of StableToolBench, the figures of a
 // grid of thresholds and margins (what calibrated them).
 package main
 
