@@ -9,7 +9,7 @@ import (
 
 // Version names the scoring rule; it is part of Config.Digest, so a result
 // scored by another rule cites another digest.
-const Version = "groundgate/relevance/v1"
+const Version = "groundgate/relevance/v2"
 
 // The fields of a document, in the order Config's per-field arrays use.
 const (
@@ -58,12 +58,24 @@ type Config struct {
 	CosFloorMicro int64 `json:"cos_floor_micro"`
 	MaxVecWords   int   `json:"max_vec_words"`
 
-	// The decision rule: a document matches when its score is at least
+	// The decision rule: a document matches when its score (its weighted
+	// credit over the CoverWords denominator, below) is at least
 	// ThresholdMicro, at least MarginMilli/1000 of the best score, and
 	// among the MaxMatches best.
 	ThresholdMicro int64 `json:"threshold_micro"`
 	MarginMilli    int64 `json:"margin_milli"`
 	MaxMatches     int   `json:"max_matches"`
+
+	// Coverage (the decision rule, see the package documentation):
+	// CoverWords bounds the prompt words the score is a share of (the
+	// heaviest ones; 0: all); GainMicro is the least
+	// share a second or later match must add; GateRank and GateMilli: the
+	// best candidate's weighted credit must be at least GateMilli/1000 of
+	// the one ranked GateRank (0: no gate).
+	CoverWords int   `json:"cover_words"`
+	GainMicro  int64 `json:"gain_micro"`
+	GateRank   int   `json:"gate_rank"`
+	GateMilli  int64 `json:"gate_milli"`
 }
 
 // DefaultConfig returns the calibrated constants.
@@ -80,8 +92,12 @@ func DefaultConfig() Config {
 		CosFloorMicro:    600_000,
 		MaxVecWords:      48,
 		ThresholdMicro:   100_000,
-		MarginMilli:      600,
+		MarginMilli:      400,
 		MaxMatches:       5,
+		CoverWords:       4,
+		GainMicro:        0,
+		GateRank:         30,
+		GateMilli:        2000,
 	}
 }
 
@@ -110,6 +126,12 @@ func (c Config) Check() error {
 		return fmt.Errorf("relevance: margin %d out of range", c.MarginMilli)
 	case c.MaxMatches < 1 || c.MaxMatches > 5:
 		return fmt.Errorf("relevance: max matches %d not in 1…5", c.MaxMatches)
+	case c.CoverWords < 0 || c.CoverWords > c.MaxQueryWords:
+		return fmt.Errorf("relevance: cover words %d out of range", c.CoverWords)
+	case c.GainMicro < 0 || c.GainMicro > 1_000_000:
+		return fmt.Errorf("relevance: gain %d out of range", c.GainMicro)
+	case c.GateRank < 0 || c.GateRank >= c.Candidates || c.GateMilli < 0 || c.GateMilli > 100_000:
+		return fmt.Errorf("relevance: gate %d, %d out of range", c.GateRank, c.GateMilli)
 	}
 	for f := range NumFields {
 		if c.BMilli[f] < 0 || c.BMilli[f] > 1000 || c.WeightMilli[f] < 0 || c.WeightMilli[f] > 100_000 {

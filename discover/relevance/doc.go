@@ -38,11 +38,20 @@
 //
 // # Decision rule
 //
-// Ranked by score (ties by name), a document matches when its score is at
-// least Config.ThresholdMicro and at least Config.MarginMilli/1000 of the
-// best score, up to Config.MaxMatches (≤ 5); when the best scores below
-// the threshold, nothing matches. A match's confidence is ⌊499·S/10⁶⌋
-// thousandths: below 0.5, the keyword tier's.
+// A request asks for one or a few things, however long it is: the score a
+// match reports is its weighted credit Σ_t w_t·max(sat, soft) over the
+// weights of the prompt's Config.CoverWords (4) heaviest words rather than
+// all of them (capped at 1), so a paragraph-long instruction is not
+// diluted below the threshold. Ranked by credit (ties by name), nothing
+// matches unless the best stands out of the candidates' distribution: its
+// credit is at least Config.GateMilli/1000 (2) times that of the candidate
+// ranked Config.GateRank (the 31st; 0 when there are fewer), which is what
+// lets a request no document serves match nothing; and scores at least
+// Config.ThresholdMicro (0.1). Then a document matches when its score is
+// at least the threshold and Config.MarginMilli/1000 (0.4) of the best,
+// up to Config.MaxMatches (≤ 5); a later match must also add at least
+// Config.GainMicro of coverage over the earlier ones (0: off). A match's
+// confidence is ⌊499·S/10⁶⌋ thousandths: below 0.5, the keyword tier's.
 //
 // # Index
 //

@@ -50,25 +50,78 @@ var accPool = sync.Pool{New: func() any { return new([]int64) }}
 
 // Query scores prompt against the index and applies the decision rule.
 func (x *Index) Query(prompt string) Result {
-	ws, ranked := x.rank(prompt, x.cfg.MaxMatches, true)
-	return Result{Words: ws, Matches: decide(ranked, x.cfg), Scoring: x.scoring, Vectors: x.vec.Digest()}
+	x.mu.RLock()
+	sc := x.score(prompt, x.cfg.Candidates, true)
+	ms := x.cover(sc)
+	x.mu.RUnlock()
+	return Result{Words: sc.words, Matches: ms, Scoring: x.scoring, Vectors: x.vec.Digest()}
 }
 
-// decide is the decision rule on matches ranked best first: nothing when
-// the best scores below the threshold; else the leading matches that score
-// at least the threshold and MarginMilli/1000 of the best, at most
-// MaxMatches. It never returns nil.
-func decide(ranked []Match, cfg Config) []Match {
+// cover is the decision rule on a query's candidates (see the package
+// documentation): greedy coverage of the prompt's coverable part. It
+// never returns nil; x.mu is held.
+func (x *Index) cover(sc scored) []Match {
 	out := []Match{}
-	if len(ranked) == 0 || ranked[0].Score < cfg.ThresholdMicro {
+	cfg := x.cfg
+	if len(sc.cands) == 0 {
 		return out
 	}
-	top := ranked[0].Score
-	for _, m := range ranked {
-		if len(out) == cfg.MaxMatches || m.Score < cfg.ThresholdMicro || m.Score*1000 < top*cfg.MarginMilli {
+	// The denominator: the weights of the CoverWords heaviest prompt words
+	// (all of them when CoverWords is 0): a request asks for one or a few
+	// things, so a long prompt does not dilute the score.
+	var den int64
+	if cfg.CoverWords == 0 {
+		den = sc.total
+	} else {
+		ws := make([]int64, len(sc.qs))
+		for qi, q := range sc.qs {
+			ws[qi] = q.w
+		}
+		slices.SortFunc(ws, func(a, b int64) int { return cmp.Compare(b, a) })
+		for i, w := range ws {
+			if i == cfg.CoverWords {
+				break
+			}
+			den += w
+		}
+	}
+	if den == 0 {
+		return out
+	}
+	// The gate: the best must stand out of the candidates' distribution.
+	if cfg.GateRank > 0 {
+		ref := int64(0)
+		if cfg.GateRank < len(sc.cands) {
+			ref = sc.cands[cfg.GateRank].s
+		}
+		if sc.cands[0].s*1000 < ref*cfg.GateMilli {
+			return out
+		}
+	}
+	covered := make([]int64, len(sc.qs))
+	top := min(sc.cands[0].s*1_000_000/den, 1_000_000)
+	if top < cfg.ThresholdMicro {
+		return out
+	}
+	for ci, c := range sc.cands {
+		s := min(c.s*1_000_000/den, 1_000_000)
+		if len(out) == cfg.MaxMatches || s < cfg.ThresholdMicro || s*1000 < top*cfg.MarginMilli {
 			break
 		}
-		out = append(out, m)
+		// A later match must add to what the earlier ones cover.
+		var g int64
+		for qi, v := range sc.vals[ci] {
+			if v > covered[qi] {
+				g += sc.qs[qi].w * (v - covered[qi]) / 1_000_000
+			}
+		}
+		if len(out) > 0 && g*1_000_000/den < cfg.GainMicro {
+			continue
+		}
+		for qi, v := range sc.vals[ci] {
+			covered[qi] = max(covered[qi], v)
+		}
+		out = append(out, Match{Name: x.docs[c.slot].name, Score: s, ConfidenceMilli: confidence(s)})
 	}
 	return out
 }
@@ -151,19 +204,60 @@ type cand struct {
 	s    int64
 }
 
+// scored is what a query computes: the prompt's words, their total
+// weight, the candidates best first by the global score, and each
+// candidate's credit for each prompt word (millionths).
+type scored struct {
+	qs    []qword
+	words []string
+	total int64
+	cands []cand    // best first; s is the weighted credit Σ w_t·v_t/10⁶
+	vals  [][]int64 // vals[i][q]: candidate i's credit for word q
+}
+
 // rank scores prompt and returns its words and the k best documents.
 func (x *Index) rank(prompt string, k int, soft bool) ([]string, []Match) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	qs := x.prompt(prompt)
-	words := make([]string, len(qs))
-	var total int64
-	for i, q := range qs {
-		words[i] = q.key
-		total += q.w
+	c := x.cfg.Candidates
+	if !soft {
+		c = k
 	}
-	if x.n == 0 || total == 0 || k < 1 {
-		return words, nil
+	sc := x.score(prompt, max(c, k), soft)
+	if sc.total == 0 || k < 1 {
+		return sc.words, nil
+	}
+	out := sc.cands
+	if len(out) > k {
+		out = out[:k]
+	}
+	ms := make([]Match, len(out))
+	for i, o := range out {
+		s := o.s * 1_000_000 / sc.total
+		ms[i] = Match{Name: x.docs[o.slot].name, Score: s, ConfidenceMilli: confidence(s)}
+	}
+	return sc.words, ms
+}
+
+// less orders candidates: higher score first, then by name.
+func (x *Index) less(a, b cand) bool {
+	if a.s != b.s {
+		return a.s > b.s
+	}
+	return x.docs[a.slot].name < x.docs[b.slot].name
+}
+
+// score computes the c best candidates of prompt; x.mu is held.
+func (x *Index) score(prompt string, c int, soft bool) scored {
+	qs := x.prompt(prompt)
+	sc := scored{qs: qs, words: make([]string, len(qs))}
+	for i, q := range qs {
+		sc.words[i] = q.key
+		sc.total += q.w
+	}
+	if x.n == 0 || sc.total == 0 || c < 1 {
+		sc.total = 0
+		return sc
 	}
 	// Lexical pass: every posting of every prompt word.
 	accp := accPool.Get().(*[]int64)
@@ -184,27 +278,17 @@ func (x *Index) rank(prompt string, k int, soft bool) ([]string, []Match) {
 			acc[p.id] += q.w*x.sat(p, x.docs[p.id])/1_000_000 + 1 // +1: touched, even at 0
 		}
 	}
-	c := x.cfg.Candidates
-	if !soft {
-		c = k
-	}
-	less := func(a, b cand) bool { // a ranks before b
-		if a.s != b.s {
-			return a.s > b.s
-		}
-		return x.docs[a.slot].name < x.docs[b.slot].name
-	}
 	best := make([]cand, 0, c+1)
 	for _, s := range touched {
-		// acc holds one extra unit per word that touched it; strip them below
-		// by recomputing exactly for the candidates.
+		// acc holds one extra unit per word that touched it; the
+		// candidates' scores are recomputed exactly below.
 		cd := cand{s, acc[s]}
 		acc[s] = 0
-		if len(best) == c && !less(cd, best[c-1]) {
+		if len(best) == c && !x.less(cd, best[c-1]) {
 			continue
 		}
 		i, _ := slices.BinarySearchFunc(best, cd, func(e, t cand) int {
-			if less(e, t) {
+			if x.less(e, t) {
 				return -1
 			}
 			return 1
@@ -214,7 +298,7 @@ func (x *Index) rank(prompt string, k int, soft bool) ([]string, []Match) {
 			best = best[:c]
 		}
 	}
-	// Exact scores of the candidates: per prompt word, the larger of its
+	// Exact credits of the candidates: per prompt word, the larger of its
 	// saturation and (with soft) its soft match.
 	var softv [][]int64
 	var cols map[int32]int
@@ -222,8 +306,10 @@ func (x *Index) rank(prompt string, k int, soft bool) ([]string, []Match) {
 		softv, cols = x.softTable(qs, best)
 	}
 	out := make([]cand, len(best))
+	vals := make([][]int64, len(best))
 	for ci, b := range best {
 		d := x.docs[b.slot]
+		row := make([]int64, len(qs))
 		var num int64
 		for qi, q := range qs {
 			var v int64
@@ -239,24 +325,29 @@ func (x *Index) rank(prompt string, k int, soft bool) ([]string, []Match) {
 					}
 				}
 			}
+			row[qi] = v
 			num += q.w * v / 1_000_000
 		}
-		out[ci] = cand{b.slot, num * 1_000_000 / total}
+		out[ci] = cand{b.slot, num}
+		vals[ci] = row
 	}
-	slices.SortFunc(out, func(a, b cand) int {
-		if less(a, b) {
+	idx := make([]int, len(out))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		if x.less(out[a], out[b]) {
 			return -1
 		}
 		return 1
 	})
-	if len(out) > k {
-		out = out[:k]
+	sc.cands = make([]cand, len(out))
+	sc.vals = make([][]int64, len(out))
+	for i, j := range idx {
+		sc.cands[i] = out[j]
+		sc.vals[i] = vals[j]
 	}
-	ms := make([]Match, len(out))
-	for i, o := range out {
-		ms[i] = Match{Name: x.docs[o.slot].name, Score: o.s, ConfidenceMilli: confidence(o.s)}
-	}
-	return words, ms
+	return sc
 }
 
 // softTable computes, for each prompt word with a vector and each distinct

@@ -278,35 +278,6 @@ func TestIncremental(t *testing.T) {
 	}
 }
 
-func TestDecide(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.ThresholdMicro, cfg.MarginMilli, cfg.MaxMatches = 100_000, 600, 3
-	ms := func(scores ...int64) []Match {
-		var out []Match
-		for i, s := range scores {
-			out = append(out, Match{Name: fmt.Sprint(i), Score: s})
-		}
-		return out
-	}
-	for _, c := range []struct {
-		name   string
-		ranked []Match
-		want   int
-	}{
-		{"none", nil, 0},
-		{"best below threshold", ms(99_999, 50_000), 0},
-		{"best at threshold", ms(100_000, 99_000), 1},
-		{"margin", ms(500_000, 300_000, 299_999), 2},
-		{"cap", ms(500_000, 490_000, 480_000, 470_000, 460_000), 3},
-		{"threshold under margin", ms(150_000, 120_000, 99_000), 2},
-	} {
-		got := decide(c.ranked, cfg)
-		if len(got) != c.want || got == nil {
-			t.Errorf("%s: %d matches, want %d", c.name, len(got), c.want)
-		}
-	}
-}
-
 func TestConfig(t *testing.T) {
 	if err := DefaultConfig().Check(); err != nil {
 		t.Fatal(err)

@@ -31,7 +31,8 @@
 // bleve's own BM25 scoring of one text field holding all of a document's
 // words (standard analyser, names split at underscores), the k best.
 //
-// --sweep prints, for the dev half of StableToolBench, the figures of a
+// --quick prints the relevance rule's rows and the top-5 baselines only (for
+// calibration with --config). --sweep prints, for the dev half of StableToolBench, the figures of a
 // grid of thresholds and margins (what calibrated them).
 package main
 
@@ -151,6 +152,7 @@ func run(args []string, stdout io.Writer) error {
 	jsonOut := fs.String("json", "", "also write the JSON summary to `file`")
 	set := fs.String("set", "all", "dev, test or all")
 	sweep := fs.Bool("sweep", false, "print the calibration grid on StableToolBench dev")
+	quick := fs.Bool("quick", false, "the relevance rows only (no baselines, no JSON)")
 	override := fs.String("config", "", "JSON `object` overriding constants of relevance.DefaultConfig (for calibration on dev)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -223,6 +225,12 @@ func run(args []string, stdout io.Writer) error {
 				{"bleve bm25 top-3", func(p string) []string { return bleveTop(bl, p, 3) }},
 				{"bleve bm25 top-5", func(p string) []string { return bleveTop(bl, p, 5) }},
 			}
+			if *quick {
+				methods = []struct {
+					name string
+					f    func(string) []string
+				}{methods[0], methods[2], methods[4]}
+			}
 			for _, m := range methods {
 				var s Stats
 				for _, r := range reqs {
@@ -246,6 +254,9 @@ func run(args []string, stdout io.Writer) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if *quick {
+		return nil
 	}
 	x, _ := build(vec, cfg, tbDocs)
 	summary := struct {
