@@ -2,7 +2,6 @@ package airline
 
 import (
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -19,9 +18,9 @@ var toolsJSON []byte
 
 // Spec is one tool as τ-bench's get_info() describes it.
 type Spec struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	Parameters  json.RawMessage `json:"parameters"`
+	Name        string         `json:"name"`
+	Description string         `json:"description"`
+	Parameters  jsontext.Value `json:"parameters"`
 }
 
 // Specs are the 14 tools' specs, in tools.json's order.
