@@ -153,9 +153,6 @@ type FlightRef struct {
 	Date         string `json:"date"`
 }
 
-// PaymentRef is a payment a booking makes.
-type PaymentRef = Payment
-
 // Booking is book_reservation's arguments.
 type Booking struct {
 	UserID          string      `json:"user_id"`
@@ -318,7 +315,8 @@ func (w *World) CancelReservation(reservationID string) string {
 	return Dumps(r.Value())
 }
 
-// userOf is the user who holds r (a KeyError in τ-bench when missing).
+// paymentOf is the payment method paymentID of r's user, or τ-bench's
+// error: not found, or a certificate (which updates cannot use).
 func (w *World) paymentOf(r *Reservation, paymentID string) (*PaymentMethod, string) {
 	u, ok := w.Users.Get(r.UserID)
 	if !ok {
