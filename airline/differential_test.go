@@ -2,7 +2,9 @@ package airline
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -11,14 +13,16 @@ import (
 	"github.com/groundgate/groundgate/internal/testio"
 )
 
-// TestDifferential replays the random calls testdata/differential.py
-// ran through τ-bench's reference tools (the file $AIRLINE_DIFF names;
-// opt-in, as it needs Python) and compares every output and the final
-// digest.
+// TestDifferential runs testdata/differential.py, which makes random
+// calls of the 14 tools (errors included) through τ-bench's own reference
+// tools on the shared world, then replays them here and compares every
+// output and the final digest. $AIRLINE_DIFF names a file of calls made
+// beforehand (other seeds, more calls) instead.
 func TestDifferential(t *testing.T) {
+	src := testio.SharedData(t, "tau-airline")
 	f := os.Getenv("AIRLINE_DIFF")
 	if f == "" {
-		t.Skip("AIRLINE_DIFF unset: see testdata/differential.py")
+		f = referenceCalls(t, src, 1, 2000)
 	}
 	b, err := os.ReadFile(f)
 	if err != nil {
@@ -35,7 +39,7 @@ func TestDifferential(t *testing.T) {
 	if err := hashing.DecodeFields(b, &d); err != nil {
 		t.Fatal(err)
 	}
-	w, err := Load(filepath.Join(testio.SharedData(t, "tau-airline"), "db"))
+	w, err := Load(filepath.Join(src, "db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,4 +60,28 @@ func TestDifferential(t *testing.T) {
 		t.Errorf("digest %s want %s", got, d.FinalDB)
 	}
 	t.Logf("%d calls, %d differ", len(d.Calls), bad)
+}
+
+// referenceCalls runs differential.py with seed and n calls against the
+// reference tools in src and returns the file it wrote. The reference
+// imports tau_bench.envs.tool.Tool, a base class it does not use: an
+// empty stand-in is enough.
+func referenceCalls(t *testing.T, src string, seed, n int) string {
+	t.Helper()
+	py := testio.Python(t)
+	dir := t.TempDir()
+	stub := filepath.Join(dir, "tau_bench", "envs")
+	if err := os.MkdirAll(stub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(stub, "tool.py"), []byte("class Tool:\n    pass\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "calls.json")
+	cmd := exec.Command(py, filepath.Join("testdata", "differential.py"), strconv.Itoa(seed), strconv.Itoa(n), out)
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+dir, "TAU_AIRLINE="+src)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("differential.py: %v\n%s", err, b)
+	}
+	return out
 }

@@ -1,11 +1,11 @@
 # Random calls of the 14 tools (errors included) on τ-bench's db, run by
 # τ-bench's reference tools in sequence on one world: their outputs and the final
-# digest, for TestDifferential. Run as:
-#   PYTHONPATH=DIR python3 differential.py SEED N OUT.json
+# digest, for TestDifferential, which runs it itself. By hand:
+#   TAU_AIRLINE=SHARED/data/tau-airline PYTHONPATH=DIR python3 differential.py SEED N OUT.json
 # where DIR/tau_bench/envs/tool.py defines an empty `class Tool: pass`; then
 #   AIRLINE_DIFF=OUT.json go test -run TestDifferential ./airline/
 import json, random, copy, hashlib, importlib.util, glob, os, sys
-SRC='/work/shared/data/tau-airline'
+SRC=os.environ['TAU_AIRLINE']
 db={k: json.load(open(f'{SRC}/db/{k}.json')) for k in ['users','reservations','flights']}
 tools={}
 for p in glob.glob(f'{SRC}/reference/*.py'):

@@ -10,24 +10,18 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/groundgate/groundgate/internal/testio"
 )
 
-// sharedData is the shared data directory: $GROUNDGATE_SHARED/data, else
-// ../shared/data beside the repository.
-func sharedData() string {
-	if s := os.Getenv("GROUNDGATE_SHARED"); s != "" {
-		return filepath.Join(s, "data")
-	}
-	return filepath.Join("..", "..", "..", "shared", "data")
-}
-
 // toolBench reads the StableToolBench APIs as documents and the requests'
-// prompts; the benchmark is skipped without them.
+// prompts (testio.SharedData: skipped in a clone without shared/,
+// failed under CI).
 func toolBench(b *testing.B) ([]Document, []string) {
-	dir := filepath.Join(sharedData(), "tool-discovery")
+	dir := testio.SharedData(b, "tool-discovery")
 	raw, err := os.ReadFile(filepath.Join(dir, "stabletoolbench-tools.json"))
 	if err != nil {
-		b.Skipf("no StableToolBench data: %v", err)
+		b.Fatal(err)
 	}
 	var apis []struct {
 		Name, Tool, API, Description string
