@@ -151,18 +151,9 @@ func (s *Server) Call(ctx context.Context, body []byte) (calls.Response, error) 
 	if string(req.Arguments) == "null" {
 		req.Arguments = nil
 	}
-	switch {
-	case len(cr.Discovery) == 0 || string(cr.Discovery) == "null":
-	case cr.Discovery[0] == '"':
-		var ids string
-		_ = hashing.DecodePart(cr.Discovery, &ids)
-		id, err := hashing.Parse(ids)
-		if err != nil {
-			return calls.Response{}, newError(ptMalformed, "discovery: %v (give a discovery id or the full evidence)", err)
-		}
-		req.DiscoveryID = id
-	default:
-		req.Inline = cr.Discovery
+	var err error
+	if req.DiscoveryID, req.Inline, err = evidenceOf(cr.Discovery); err != nil {
+		return calls.Response{}, err
 	}
 	return s.calls.Call(ctx, req)
 }

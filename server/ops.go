@@ -63,19 +63,9 @@ func (s *Server) Ground(ctx context.Context, body []byte) (Grounding, error) {
 		return Grounding{}, newError(ptMalformed, "%v", err)
 	}
 	p := ground.Proposal{Request: gr.Request, Repair: mode}
-	switch {
-	case len(gr.Discovery) == 0 || string(gr.Discovery) == "null":
-		// the gate reports the missing evidence as a failure
-	case gr.Discovery[0] == '"':
-		var ids string
-		_ = hashing.DecodePart(gr.Discovery, &ids)
-		id, err := hashing.Parse(ids)
-		if err != nil {
-			return Grounding{}, newError(ptMalformed, "discovery: %v (give a discovery id or the full evidence)", err)
-		}
-		p.DiscoveryID = id
-	default:
-		p.Inline = gr.Discovery
+	// Missing evidence is the gate's to report, as a failure.
+	if p.DiscoveryID, p.Inline, err = evidenceOf(gr.Discovery); err != nil {
+		return Grounding{}, err
 	}
 	if string(p.Request) == "null" {
 		p.Request = nil
@@ -167,4 +157,22 @@ func (s *Server) ProblemOf(ctx context.Context, err error) Problem {
 		s.log.ErrorContext(ctx, "request failed", "problem", p.Type, "err", err)
 	}
 	return p
+}
+
+// evidenceOf reads a body's "discovery" member: a discovery id (a JSON
+// string) or the full evidence (an object, returned as it is for the gate
+// to re-derive); neither when absent or null.
+func evidenceOf(raw json.RawMessage) (id hashing.Digest, inline []byte, err error) {
+	switch {
+	case len(raw) == 0 || string(raw) == "null":
+		return hashing.Digest{}, nil, nil
+	case raw[0] == '"':
+		var s string
+		_ = hashing.DecodePart(raw, &s)
+		if id, err = hashing.Parse(s); err != nil {
+			return hashing.Digest{}, nil, newError(ptMalformed, "discovery: %v (give a discovery id or the full evidence)", err)
+		}
+		return id, nil, nil
+	}
+	return hashing.Digest{}, raw, nil
 }
