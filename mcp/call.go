@@ -62,29 +62,40 @@ func callToolResult(res calls.Response) (*sdk.CallToolResult, error) {
 	if res.Call == nil {
 		return nil, fmt.Errorf("mcp: a call answered without its footprint")
 	}
-	var up sdk.CallToolResult
-	if err := json.Unmarshal(res.Result, &up); err != nil {
-		return nil, fmt.Errorf("mcp: the upstream's result: %w", err)
+	up, structured, err := upstreamResult(res.Result)
+	if err != nil {
+		return nil, err
 	}
-	// The structured content as the upstream sent it, bytes and all: not
-	// through a map, which would reorder it and round its numbers.
-	var raw struct {
-		StructuredContent json.RawMessage `json:"structuredContent"`
-	}
-	if err := json.Unmarshal(res.Result, &raw); err != nil {
-		return nil, fmt.Errorf("mcp: the upstream's result: %w", err)
-	}
-	sc := callResult{Hash: res.Call.Hash.String(), Tool: res.Call.Tool}
-	if len(raw.StructuredContent) > 0 && raw.StructuredContent[0] == '{' {
-		sc.StructuredContent = raw.StructuredContent
-	}
+	sc := callResult{Hash: res.Call.Hash.String(), Tool: res.Call.Tool, StructuredContent: structured}
 	b, err := rawJSON(sc)
 	if err != nil {
 		return nil, fmt.Errorf("mcp: encode the call result: %w", err)
 	}
-	content := up.Content
-	if content == nil {
-		content = []sdk.Content{}
+	return &sdk.CallToolResult{Content: up.Content, IsError: up.IsError, StructuredContent: b}, nil
+}
+
+// upstreamResult reads an upstream's CallToolResult (bytes the gateway
+// checked and put in RFC 8785 form) for the SDK: its content items
+// (never nil), its isError, and its structured content as the upstream
+// sent it, bytes and all — not through a map, which would reorder it and
+// round its numbers; nil when it gave none.
+func upstreamResult(raw []byte) (*sdk.CallToolResult, json.RawMessage, error) {
+	var up sdk.CallToolResult
+	if err := json.Unmarshal(raw, &up); err != nil {
+		return nil, nil, fmt.Errorf("mcp: the upstream's result: %w", err)
 	}
-	return &sdk.CallToolResult{Content: content, IsError: up.IsError, StructuredContent: b}, nil
+	var sc struct {
+		StructuredContent json.RawMessage `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(raw, &sc); err != nil {
+		return nil, nil, fmt.Errorf("mcp: the upstream's result: %w", err)
+	}
+	if up.Content == nil {
+		up.Content = []sdk.Content{}
+	}
+	up.StructuredContent = nil
+	if len(sc.StructuredContent) > 0 && sc.StructuredContent[0] == '{' {
+		return &up, sc.StructuredContent, nil
+	}
+	return &up, nil, nil
 }

@@ -121,16 +121,13 @@ func upstreamCall(api UpstreamAPI, capName string, disc hashing.Digest) sdk.Tool
 		if err != nil {
 			return toolError(api.ProblemOf(ctx, err)), nil
 		}
-		var out sdk.CallToolResult
-		if err := json.Unmarshal(res.Result, &out); err != nil {
-			return nil, fmt.Errorf("mcp: the upstream's result: %w", err)
+		out, structured, err := upstreamResult(res.Result)
+		if err != nil {
+			return nil, err
 		}
-		var raw struct {
-			StructuredContent json.RawMessage `json:"structuredContent"`
+		if structured != nil {
+			out.StructuredContent = structured
 		}
-		if err := json.Unmarshal(res.Result, &raw); err == nil && len(raw.StructuredContent) > 0 {
-			out.StructuredContent = raw.StructuredContent
-		}
-		return &out, nil
+		return out, nil
 	}
 }
