@@ -186,7 +186,10 @@ func (s *Service) decide(ctx context.Context, req Request) (*decision, []ground.
 		fails = append(fails, ground.Failure{Field: field, Code: code, Codes: []ground.Code{code}, Value: clip(value, 200), Detail: detail})
 	}
 	snap := s.reg.Current()
-	d := &decision{tool: req.Tool, version: snap.Version(), policies: s.pol.Current().Digest}
+	// One policy set per decision: what F11 checks is what the footprint
+	// names.
+	set := s.pol.Current()
+	d := &decision{tool: req.Tool, version: snap.Version(), policies: set.Digest}
 
 	// The arguments: an object, in RFC 8785 form.
 	args := req.Arguments
@@ -293,7 +296,7 @@ func (s *Service) decide(ctx context.Context, req Request) (*decision, []ground.
 	case st == gateway.StateRemoved:
 		add("tool", ground.F12, req.Tool, fmt.Sprintf("%s no longer lists %s: quarantined until a sync applies", upstream, tool))
 	case st == gateway.StateDrift:
-		add("tool", ground.F12, req.Tool, fmt.Sprintf("%s now declares %s differently (identity %s, approved %s): quarantined until a sync applies", upstream, tool, live.Identity, BaseIdentityOf(c)))
+		add("tool", ground.F12, req.Tool, fmt.Sprintf("%s now declares %s differently (identity %s, approved %s): quarantined until a sync applies", upstream, tool, live.Identity, gateway.BaseIdentity(c)))
 	}
 	d.live = live
 
@@ -305,7 +308,7 @@ func (s *Service) decide(ctx context.Context, req Request) (*decision, []ground.
 			return nil, nil, err
 		}
 		fails = append(fails, fs...)
-		fs, err = s.policyCheck(ctx, d)
+		fs, err = s.policyCheck(ctx, d, set)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -313,9 +316,6 @@ func (s *Service) decide(ctx context.Context, req Request) (*decision, []ground.
 	}
 	return d, fails, nil
 }
-
-// BaseIdentityOf is the identity a live tool must have to match c.
-func BaseIdentityOf(c registry.Capability) hashing.Digest { return gateway.BaseIdentity(c) }
 
 // schema compiles a tool schema once per identity.
 func (s *Service) schema(cache *sync.Map, id hashing.Digest, raw []byte) (*gateway.Schema, error) {
@@ -332,9 +332,7 @@ func (s *Service) schema(cache *sync.Map, id hashing.Digest, raw []byte) (*gatew
 
 // policyCheck is F11: the policies governing the tool, over
 // {"tool", "arguments"}.
-func (s *Service) policyCheck(ctx context.Context, d *decision) ([]ground.Failure, error) {
-	set := s.pol.Current()
-	d.policies = set.Digest
+func (s *Service) policyCheck(ctx context.Context, d *decision, set *policy.Set) ([]ground.Failure, error) {
 	cs := set.Governing(d.capb.Name, registry.KindTool)
 	if len(cs) == 0 {
 		return nil, nil
@@ -373,7 +371,7 @@ func (s *Service) forward(ctx context.Context, d *decision) (Response, error) {
 		if ctx.Err() != nil {
 			return Response{}, cerr // the client left: nothing ran to its end
 		}
-		ce := CallError{Status: StatusOf(cerr), Type: TypeOf(cerr), Detail: cerr.Error()}
+		ce := callError(cerr)
 		f.Outcome, f.Error = OutcomeUpstreamError, &ce
 		f.Layers.Result = errorDigest(ce)
 		if err := s.st.put(f); err != nil {

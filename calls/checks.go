@@ -22,21 +22,15 @@ type Contracts interface {
 
 var _ Contracts = (*contract.Cache)(nil)
 
-// StatusOf and TypeOf are gateway.Kind's status and problem type for an
-// upstream's failure (502 for what is not one).
-func StatusOf(err error) int {
-	if st, _, ok := gateway.Kind(err); ok {
-		return st
+// callError is an upstream's failure as a footprint records it: the
+// status and problem type gateway.Kind gives it (502 and
+// upstream-unavailable for what it does not know), and the words.
+func callError(err error) CallError {
+	status, kind, ok := gateway.Kind(err)
+	if !ok {
+		status, kind = 502, "upstream-unavailable"
 	}
-	return 502
-}
-
-// TypeOf is the problem type of an upstream's failure.
-func TypeOf(err error) string {
-	if _, k, ok := gateway.Kind(err); ok {
-		return k
-	}
-	return "upstream-unavailable"
+	return CallError{Status: status, Type: kind, Detail: err.Error()}
 }
 
 // preconditions is F9: the contract's pre clauses over the tool and its

@@ -4,26 +4,21 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/groundgate/groundgate/execution"
+
 	"github.com/groundgate/groundgate/gateway"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/registry"
 )
 
-// LayerMatch compares one layer of a stored call with its replay.
-type LayerMatch struct {
-	Layer    string         `json:"layer"`
-	Stored   hashing.Digest `json:"stored"`
-	Replayed hashing.Digest `json:"replayed"`
-	Match    bool           `json:"match"`
-}
-
-// ReplayReport says, layer by layer, whether a re-issued read matched.
+// ReplayReport says, layer by layer, whether a re-issued read matched
+// (each layer as an execution's replay compares it).
 type ReplayReport struct {
-	Hash       hashing.Digest `json:"hash"`
-	ReplayHash hashing.Digest `json:"replay_hash"`
-	Match      bool           `json:"match"`
-	Layers     []LayerMatch   `json:"layers"`
+	Hash       hashing.Digest         `json:"hash"`
+	ReplayHash hashing.Digest         `json:"replay_hash"`
+	Match      bool                   `json:"match"`
+	Layers     []execution.LayerMatch `json:"layers"`
 }
 
 // Replay re-issues a stored call whose tool's effect is read, with the
@@ -65,7 +60,7 @@ func (s *Service) Replay(ctx context.Context, hash hashing.Digest) (*ReplayRepor
 		if ctx.Err() != nil {
 			return nil, err
 		}
-		now.Result = errorDigest(CallError{Status: StatusOf(err), Type: TypeOf(err), Detail: err.Error()})
+		now.Result = errorDigest(callError(err))
 	} else {
 		now.Result = res.Digest
 		if !res.ToolDigest.IsZero() {
@@ -77,29 +72,21 @@ func (s *Service) Replay(ctx context.Context, hash hashing.Digest) (*ReplayRepor
 	return rep, nil
 }
 
-func compare(a, b Layers) []LayerMatch {
+func compare(a, b Layers) []execution.LayerMatch {
 	as, bs := a.List(), b.List()
-	out := make([]LayerMatch, len(as))
+	out := make([]execution.LayerMatch, len(as))
 	for i := range as {
-		out[i] = LayerMatch{Layer: LayerNames[i], Stored: as[i], Replayed: bs[i], Match: as[i] == bs[i]}
+		out[i] = execution.LayerMatch{Layer: LayerNames[i], Stored: as[i], Replayed: bs[i], Match: as[i] == bs[i]}
 	}
 	return out
 }
 
-// LayerDiff is one layer of a diff of two calls.
-type LayerDiff struct {
-	Layer string         `json:"layer"`
-	A     hashing.Digest `json:"a"`
-	B     hashing.Digest `json:"b"`
-	Same  bool           `json:"same"`
-}
-
 // DiffReport compares two stored calls layer by layer.
 type DiffReport struct {
-	A      hashing.Digest `json:"a"`
-	B      hashing.Digest `json:"b"`
-	Same   bool           `json:"same"`
-	Layers []LayerDiff    `json:"layers"`
+	A      hashing.Digest        `json:"a"`
+	B      hashing.Digest        `json:"b"`
+	Same   bool                  `json:"same"`
+	Layers []execution.LayerDiff `json:"layers"`
 	// Arguments lists the top-level argument names whose values differ
 	// (present in one call only, or with other values).
 	Arguments []string `json:"arguments"`
@@ -118,7 +105,7 @@ func (s *Service) Diff(ctx context.Context, a, b hashing.Digest) (*DiffReport, e
 	rep := &DiffReport{A: a, B: b, Same: a == b, Arguments: argumentDiff(fa.Arguments, fb.Arguments)}
 	as, bs := fa.Layers.List(), fb.Layers.List()
 	for i := range as {
-		rep.Layers = append(rep.Layers, LayerDiff{Layer: LayerNames[i], A: as[i], B: bs[i], Same: as[i] == bs[i]})
+		rep.Layers = append(rep.Layers, execution.LayerDiff{Layer: LayerNames[i], A: as[i], B: bs[i], Same: as[i] == bs[i]})
 	}
 	return rep, nil
 }

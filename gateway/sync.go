@@ -160,9 +160,7 @@ func (m *Manager) Sync(ctx context.Context, name string, req SyncRequest, screen
 			keepOverlay(&e, c.Entry)
 		}
 		if hasOv {
-			if err := applyOverlay(&e, ov); err != nil {
-				return Plan{}, fmt.Errorf("%w: %s: %v", ErrInvalidOverlay, t.Name, err)
-			}
+			applyOverlay(&e, ov)
 		}
 		if err := e.Validate(); err != nil {
 			return Plan{}, fmt.Errorf("%w: %s: %v", ErrInvalidOverlay, t.Name, err)
@@ -216,7 +214,7 @@ func (m *Manager) Sync(ctx context.Context, name string, req SyncRequest, screen
 }
 
 // applyOverlay adds an overlay to a live tool's entry.
-func applyOverlay(e *registry.Entry, ov Overlay) error {
+func applyOverlay(e *registry.Entry, ov Overlay) {
 	if !ov.Contract.Empty() {
 		k := *ov.Contract
 		e.Tool.Sem.Contract = &k
@@ -232,7 +230,6 @@ func applyOverlay(e *registry.Entry, ov Overlay) error {
 		e.Disc.Tags = append(e.Disc.Tags, d.Tags...)
 		e.Disc.Examples = append(e.Disc.Examples, d.Examples...)
 	}
-	return nil
 }
 
 // keepOverlay carries what an earlier overlay added to the entry in force
