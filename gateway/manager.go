@@ -271,7 +271,7 @@ func (m *Manager) View(name string) (View, error) {
 	if ix := mg.live.Load(); ix != nil {
 		live, srv = ix.list.Tools, ix.list.Server
 	}
-	v.Status.Tools = Compare(name, mg.cfg.Pin, srv, live, inForce(m.reg.Current(), name))
+	v.Status.Tools = Compare(name, mg.cfg.Pin, srv, live, InForce(m.reg.Current(), name))
 	if v.Status.Tools == nil {
 		v.Status.Tools = []ToolState{}
 	}
@@ -289,9 +289,9 @@ func (m *Manager) Views() []View {
 	return out
 }
 
-// inForce returns the registry's tool entries of upstream name that are in
+// InForce returns the registry's tool entries of upstream name that are in
 // force (not removed by a sync).
-func inForce(snap *registry.Snapshot, name string) []registry.Capability {
+func InForce(snap *registry.Snapshot, name string) []registry.Capability {
 	var out []registry.Capability
 	for _, c := range snap.Capabilities() {
 		if c.Kind == registry.KindTool && c.Tool != nil && c.Tool.Impl.Upstream == name && !c.Disc.Deprecated {

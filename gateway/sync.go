@@ -132,7 +132,7 @@ func (m *Manager) Sync(ctx context.Context, name string, req SyncRequest, screen
 	defer m.writeMu.Unlock()
 	snap := m.reg.Current()
 	current := map[string]registry.Capability{}
-	for _, c := range inForce(snap, name) {
+	for _, c := range InForce(snap, name) {
 		current[c.Tool.Impl.Tool] = c
 	}
 	plan := Plan{Upstream: name, Server: ix.list.Server, Plan: []PlanItem{}, Version: snap.Version()}

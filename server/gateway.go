@@ -243,13 +243,7 @@ func (s *Server) UpstreamTools(name string) ([]registry.Capability, error) {
 	if _, err := s.ups.View(name); err != nil {
 		return nil, err
 	}
-	var out []registry.Capability
-	for _, c := range s.reg.Current().Capabilities() {
-		if c.Kind == registry.KindTool && c.Tool != nil && c.Tool.Impl.Upstream == name && !c.Disc.Deprecated {
-			out = append(out, c)
-		}
-	}
-	return out, nil
+	return gateway.InForce(s.reg.Current(), name), nil
 }
 
 // CallUpstream is a call decided and forwarded as POST /v1/calls does.
