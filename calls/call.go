@@ -368,9 +368,8 @@ func (s *Service) forward(ctx context.Context, d *decision) (Response, error) {
 	}
 	res, cerr := s.ups.Call(ctx, d.upstream, d.tool, d.args)
 	if cerr != nil {
-		if ctx.Err() != nil {
-			return Response{}, cerr // the client left: nothing ran to its end
-		}
+		// Recorded even when the client left mid-call: the upstream may
+		// have acted on it before it was told the call was cancelled.
 		ce := callError(cerr)
 		f.Outcome, f.Error = OutcomeUpstreamError, &ce
 		f.Layers.Result = errorDigest(ce)
