@@ -24,7 +24,9 @@ import (
 // letters (UAX #29 keeps "ChaDri.change_drink" one word) and at case
 // changes inside a word: a lower-case letter followed by an upper-case
 // letter ("getUser" → "get User"), and an upper-case letter followed by
-// an upper-case then a lower-case letter ("HTTPServer" → "HTTP Server").
+// an upper-case then a lower-case letter ("HTTPServer" → "HTTP Server")
+// unless that lower-case letter is an s that ends the word: the plural of
+// an abbreviation ("GUIDs", "URLs" stay one word each).
 // So get_reservation_details, ChaDri.change_drink and
 // Tide_Tables__Next_High_Tide are read as words, and so is a camelCase
 // parameter name.
@@ -144,11 +146,17 @@ func splitIdent(s string) string {
 		case unicode.IsUpper(r) && i > 0:
 			p := rs[i-1]
 			if unicode.IsLower(p) ||
-				unicode.IsUpper(p) && i+1 < len(rs) && unicode.IsLower(rs[i+1]) {
+				unicode.IsUpper(p) && i+1 < len(rs) && unicode.IsLower(rs[i+1]) && !pluralS(rs, i+1) {
 				b.WriteByte(' ')
 			}
 		}
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// pluralS reports whether rs[i] is an 's' that ends a word: the plural of
+// an upper-case abbreviation ("GUIDs", "APIs", "URLs"), not a word of its own.
+func pluralS(rs []rune, i int) bool {
+	return rs[i] == 's' && (i+1 == len(rs) || !unicode.IsLetter(rs[i+1]))
 }

@@ -39,7 +39,7 @@ func toolBench(b *testing.B) ([]Document, []string) {
 			ps = append(ps, Param{n, p.Description})
 		}
 		slices.SortFunc(ps, func(x, y Param) int { return cmpString(x.Name, y.Name) })
-		docs[i] = Document{Name: a.Name, Title: a.Tool + ": " + a.API, Description: a.Description, Params: ps}
+		docs[i] = Document{Name: a.Name, Title: a.Tool + ": " + a.API, Description: a.Description, Params: ps, Group: a.Tool}
 	}
 	f, err := os.Open(filepath.Join(dir, "stabletoolbench-queries.jsonl"))
 	if err != nil {
@@ -70,7 +70,8 @@ func cmpString(a, b string) int {
 }
 
 // synthetic is n documents: the StableToolBench APIs repeated, copy k
-// named NAME_vK with "vK" in its title, so names and titles vary.
+// named NAME_vK with "vK" in its title and group, so names, titles and
+// groups vary.
 func synthetic(docs []Document, n int) []Document {
 	out := make([]Document, n)
 	for i := range n {
@@ -78,6 +79,7 @@ func synthetic(docs []Document, n int) []Document {
 		if k := i / len(docs); k > 0 {
 			d.Name = fmt.Sprintf("%s_v%d", d.Name, k)
 			d.Title = fmt.Sprintf("%s v%d", d.Title, k)
+			d.Group = fmt.Sprintf("%s v%d", d.Group, k)
 		}
 		out[i] = d
 	}

@@ -9,7 +9,7 @@ import (
 
 // Version names the scoring rule; it is part of Config.Digest, so a result
 // scored by another rule cites another digest.
-const Version = "groundgate/relevance/v2"
+const Version = "groundgate/relevance/v3"
 
 // The fields of a document, in the order Config's per-field arrays use.
 const (
@@ -76,6 +76,15 @@ type Config struct {
 	GainMicro  int64 `json:"gain_micro"`
 	GateRank   int   `json:"gate_rank"`
 	GateMilli  int64 `json:"gate_milli"`
+
+	// Siblings (documents of one Document.Group): a document's credit for
+	// a prompt word is at least GroupMilli/1000 of the best BM25F
+	// saturation of that word among its group (0: off).
+	GroupMilli int64 `json:"group_milli"`
+
+	// DiverseMilli (μ) orders the candidates by (1 − μ)·credit + μ·what
+	// the candidate adds to the ones before it (0: by credit alone).
+	DiverseMilli int64 `json:"diverse_milli"`
 }
 
 // DefaultConfig returns the calibrated constants.
@@ -96,8 +105,10 @@ func DefaultConfig() Config {
 		MaxMatches:       5,
 		CoverWords:       4,
 		GainMicro:        0,
-		GateRank:         30,
-		GateMilli:        2000,
+		GateRank:         50,
+		GateMilli:        2400,
+		GroupMilli:       300,
+		DiverseMilli:     200,
 	}
 }
 
@@ -130,6 +141,10 @@ func (c Config) Check() error {
 		return fmt.Errorf("relevance: cover words %d out of range", c.CoverWords)
 	case c.GainMicro < 0 || c.GainMicro > 1_000_000:
 		return fmt.Errorf("relevance: gain %d out of range", c.GainMicro)
+	case c.DiverseMilli < 0 || c.DiverseMilli > 1000:
+		return fmt.Errorf("relevance: diversity %d out of range", c.DiverseMilli)
+	case c.GroupMilli < 0 || c.GroupMilli > 1000:
+		return fmt.Errorf("relevance: group %d out of range", c.GroupMilli)
 	case c.GateRank < 0 || c.GateRank >= c.Candidates || c.GateMilli < 0 || c.GateMilli > 100_000:
 		return fmt.Errorf("relevance: gate %d, %d out of range", c.GateRank, c.GateMilli)
 	}

@@ -21,14 +21,19 @@
 // the word-vector table, at least Config.RarityFloorMicro (1 for a word
 // the table lacks). A document d's score is
 //
-//	S(d) = Σ_t w_t · max(sat(t, d), soft(t, d)) / Σ_t w_t
+//	S(d) = Σ_t w_t · max(sat(t, d), soft(t, d), sib(t, d)) / Σ_t w_t
 //
 // the weighted share of the prompt the document covers, 0…1 in millionths.
 // sat is BM25F's saturation t̃/(k1 + t̃) of the field-weighted,
 // length-normalised frequency t̃ = Σ_f W_f·tf_f/((1−b_f) + b_f·len_f/avg_f);
 // soft is SoftGain·(c − Floor)/(1 − Floor) for c the best word-vector
-// cosine of t to another word of d. soft is computed for the
-// Config.Candidates documents with the best lexical score only.
+// cosine of t to another word of d; sib is Config.GroupMilli/1000 (0.3)
+// of the best sat(t, e) over the documents e of d's Document.Group (the
+// tools of one upstream are siblings: a request that names the service
+// and one of its operations lifts the service's other operations too; no
+// group, no sib; a group's first 64 members by name are read). soft and
+// sib are computed for the Config.Candidates documents with the best
+// lexical score only.
 //
 // Every quantity is an integer with an explicit scale: logarithms are
 // computed bit by bit in integers (lnMicro), cosines from exact int8 dot
@@ -39,17 +44,23 @@
 // # Decision rule
 //
 // A request asks for one or a few things, however long it is: the score a
-// match reports is its weighted credit Σ_t w_t·max(sat, soft) over the
-// weights of the prompt's Config.CoverWords (4) heaviest words rather than
-// all of them (capped at 1), so a paragraph-long instruction is not
-// diluted below the threshold. Ranked by credit (ties by name), nothing
-// matches unless the best stands out of the candidates' distribution: its
-// credit is at least Config.GateMilli/1000 (2) times that of the candidate
-// ranked Config.GateRank (the 31st; 0 when there are fewer), which is what
-// lets a request no document serves match nothing; and scores at least
-// Config.ThresholdMicro (0.1). Then a document matches when its score is
-// at least the threshold and Config.MarginMilli/1000 (0.4) of the best,
-// up to Config.MaxMatches (≤ 5); a later match must also add at least
+// match reports is its weighted credit Σ_t w_t·max(sat, soft, sib) over
+// the weights of the prompt's Config.CoverWords (4) heaviest words rather
+// than all of them (capped at 1), so a paragraph-long instruction is not
+// diluted below the threshold. The candidates are ranked by credit (ties
+// by name), then diversified: after the best, each next place goes to the
+// candidate with the largest (1 − μ)·credit + μ·gain, gain being the
+// credit it adds over the places before it (per word, the excess of its
+// value over theirs), μ = Config.DiverseMilli/1000 (0.2), so a request
+// for two things gets both in front rather than five ways to do one.
+// Nothing matches unless the best stands out of the candidates'
+// distribution: its credit is at least Config.GateMilli/1000 (2.4) times
+// the Config.GateRank-th (50th, 0-based: the 51st) best credit (0 when
+// there are fewer candidates), which is what lets a request no document
+// serves match nothing; and scores at least Config.ThresholdMicro (0.1).
+// Then, in diversified order, a document matches when its score is at
+// least the threshold and Config.MarginMilli/1000 (0.4) of the best, up
+// to Config.MaxMatches (≤ 5); a later match must also add at least
 // Config.GainMicro of coverage over the earlier ones (0: off). A match's
 // confidence is ⌊499·S/10⁶⌋ thousandths: below 0.5, the keyword tier's.
 //
@@ -62,5 +73,7 @@
 // bytes. Index.Digest covers the documents; Index.Scoring (cited by every
 // Result) covers Version, the constants and the vector table's digest.
 // Memory is bounded by Config.MaxFieldWords words a field and
-// Config.MaxVecWords vector words a document.
+// Config.MaxVecWords vector words a document. A group's members are kept
+// sorted by name, and a query reads a group's best saturations by lookup
+// only, so groups add no order dependence either.
 package relevance

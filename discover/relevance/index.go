@@ -25,6 +25,9 @@ type Document struct {
 	Aliases     []string `json:"aliases,omitempty"`
 	Tags        []string `json:"tags,omitempty"`
 	Examples    []string `json:"examples,omitempty"`
+	// Group names the family the entry belongs to: the upstream (an MCP
+	// server, a web API) whose tools are siblings. Empty: none.
+	Group string `json:"group,omitempty"`
 }
 
 // ErrNoName is returned by Add for a document without a name.
@@ -52,6 +55,16 @@ type doc struct {
 	lens  [NumFields]uint16
 	terms []posting // sorted by term id
 	vecs  []int32   // distinct vector-table indices, at most MaxVecWords
+	group *group    // nil when the document names none
+	gid   int32     // group.id, −1 when none (read in the postings loop)
+}
+
+// group is the documents of one Document.Group: their slots, sorted by
+// name.
+type group struct {
+	name    string
+	id      uint32 // its slot in Index.groupList
+	members []uint32
 }
 
 // Index is a relevance index over documents. It is safe for concurrent
@@ -66,6 +79,9 @@ type Index struct {
 	docs     []*doc // by slot; nil when free
 	free     []uint32
 	byName   map[string]uint32
+	groups   map[string]*group
+	gList    []*group // by id; nil when free
+	freeG    []uint32
 	termIDs  map[string]uint32
 	terms    []*term // by id; nil when free
 	freeTerm []uint32
@@ -88,6 +104,7 @@ func New(vec *Vectors, cfg Config) (*Index, error) {
 		an:      newAnalyzer(),
 		scoring: cfg.Digest(vec.Digest()),
 		byName:  map[string]uint32{},
+		groups:  map[string]*group{},
 		termIDs: map[string]uint32{},
 	}, nil
 }
@@ -203,6 +220,9 @@ func docHash(d Document) [32]byte {
 	list(d.Aliases)
 	list(d.Tags)
 	list(d.Examples)
+	if d.Group != "" { // appended only when there is one: older hashes stand
+		put(d.Group)
+	}
 	var out [32]byte
 	h.Sum(out[:0])
 	return out
@@ -211,7 +231,10 @@ func docHash(d Document) [32]byte {
 // analyse reads d into a document (without term ids) and its keys with
 // their packed field frequencies, sorted by key.
 func (x *Index) analyse(d Document) (*doc, []keyTF) {
-	nd := &doc{name: d.Name, hash: docHash(d)}
+	nd := &doc{name: d.Name, hash: docHash(d), gid: -1}
+	if d.Group != "" {
+		nd.group = &group{name: d.Group} // replaced by the index's own in insert
+	}
 	tf := map[string]uint32{}
 	fold := map[string]string{}
 	seenVec := map[int32]bool{}
@@ -285,6 +308,24 @@ func (x *Index) insert(nd *doc, ks []keyTF) {
 		x.docs = append(x.docs, nd)
 	}
 	x.byName[nd.name] = s
+	if nd.group != nil {
+		g, ok := x.groups[nd.group.name]
+		if !ok {
+			g = nd.group
+			x.groups[g.name] = g
+			if n := len(x.freeG); n > 0 {
+				g.id = x.freeG[n-1]
+				x.freeG = x.freeG[:n-1]
+				x.gList[g.id] = g
+			} else {
+				g.id = uint32(len(x.gList))
+				x.gList = append(x.gList, g)
+			}
+		}
+		nd.group, nd.gid = g, int32(g.id)
+		i, _ := slices.BinarySearchFunc(g.members, nd.name, func(m uint32, n string) int { return cmp.Compare(x.docs[m].name, n) })
+		g.members = slices.Insert(g.members, i, s)
+	}
 	nd.terms = make([]posting, 0, len(ks))
 	for _, k := range ks {
 		id, ok := x.termIDs[k.key]
@@ -334,6 +375,14 @@ func (x *Index) remove(s uint32) {
 	}
 	x.n--
 	delete(x.byName, d.name)
+	if g := d.group; g != nil {
+		g.members = slices.DeleteFunc(g.members, func(m uint32) bool { return m == s })
+		if len(g.members) == 0 {
+			delete(x.groups, g.name)
+			x.gList[g.id] = nil
+			x.freeG = append(x.freeG, g.id)
+		}
+	}
 	x.docs[s] = nil
 	x.free = append(x.free, s)
 }

@@ -48,6 +48,10 @@ type qword struct {
 
 var accPool = sync.Pool{New: func() any { return new([]int64) }}
 
+// groupScan bounds the members of a group read for its best saturations
+// (the first by name): the tools of one upstream are rarely more.
+const groupScan = 64
+
 // Query scores prompt against the index and applies the decision rule.
 func (x *Index) Query(prompt string) Result {
 	x.mu.RLock()
@@ -92,7 +96,12 @@ func (x *Index) cover(sc scored) []Match {
 	if cfg.GateRank > 0 {
 		ref := int64(0)
 		if cfg.GateRank < len(sc.cands) {
-			ref = sc.cands[cfg.GateRank].s
+			ss := make([]int64, len(sc.cands)) // by credit: diversify reordered them
+			for i, c := range sc.cands {
+				ss[i] = c.s
+			}
+			slices.SortFunc(ss, func(a, b int64) int { return cmp.Compare(b, a) })
+			ref = ss[cfg.GateRank]
 		}
 		if sc.cands[0].s*1000 < ref*cfg.GateMilli {
 			return out
@@ -105,8 +114,11 @@ func (x *Index) cover(sc scored) []Match {
 	}
 	for ci, c := range sc.cands {
 		s := min(c.s*1_000_000/den, 1_000_000)
-		if len(out) == cfg.MaxMatches || s < cfg.ThresholdMicro || s*1000 < top*cfg.MarginMilli {
+		if len(out) == cfg.MaxMatches {
 			break
+		}
+		if s < cfg.ThresholdMicro || s*1000 < top*cfg.MarginMilli {
+			continue // diversified: a later one may still pass
 		}
 		// A later match must add to what the earlier ones cover.
 		var g int64
@@ -267,6 +279,7 @@ func (x *Index) score(prompt string, c int, soft bool) scored {
 	}
 	acc := *accp
 	var touched []uint32
+	grp := soft && x.cfg.GroupMilli > 0 // the lexical baseline reads no siblings
 	for _, q := range qs {
 		if q.id < 0 {
 			continue
@@ -298,8 +311,34 @@ func (x *Index) score(prompt string, c int, soft bool) scored {
 			best = best[:c]
 		}
 	}
-	// Exact credits of the candidates: per prompt word, the larger of its
-	// saturation and (with soft) its soft match.
+	// The candidates' groups: each one's best saturation of each prompt
+	// word among its first groupScan members (gbest[gid]).
+	var gbest map[int32][]int64
+	if grp {
+		gbest = map[int32][]int64{}
+		for _, b := range best {
+			gi := x.docs[b.slot].gid
+			if _, ok := gbest[gi]; ok || gi < 0 {
+				continue
+			}
+			r := make([]int64, len(qs))
+			gbest[gi] = r
+			ms := x.gList[gi].members
+			for _, m := range ms[:min(len(ms), groupScan)] {
+				md := x.docs[m]
+				for qi, q := range qs {
+					if q.id < 0 {
+						continue
+					}
+					if j, ok := slices.BinarySearchFunc(md.terms, uint32(q.id), func(p posting, id uint32) int { return cmp.Compare(p.id, id) }); ok {
+						r[qi] = max(r[qi], x.sat(md.terms[j], md))
+					}
+				}
+			}
+		}
+	}
+	// Exact credits of the candidates: per prompt word, the largest of its
+	// saturation and (with soft) its soft match and its group's credit.
 	var softv [][]int64
 	var cols map[int32]int
 	if soft {
@@ -325,6 +364,9 @@ func (x *Index) score(prompt string, c int, soft bool) scored {
 					}
 				}
 			}
+			if grp && d.gid >= 0 {
+				v = max(v, gbest[d.gid][qi]*x.cfg.GroupMilli/1000)
+			}
 			row[qi] = v
 			num += q.w * v / 1_000_000
 		}
@@ -347,7 +389,45 @@ func (x *Index) score(prompt string, c int, soft bool) scored {
 		sc.cands[i] = out[j]
 		sc.vals[i] = vals[j]
 	}
+	if soft && x.cfg.DiverseMilli > 0 {
+		x.diversify(&sc)
+	}
 	return sc
+}
+
+// diversify reorders the candidates greedily: after the best, each next
+// one is the candidate with the largest (1 − μ)·S + μ·G, for S its
+// weighted credit and G what it adds to the credit of those before it
+// (per word, the excess of its credit over theirs), μ =
+// Config.DiverseMilli/1000; ties by the order before. A request that asks
+// for two things gets both in front rather than five ways to do one.
+func (x *Index) diversify(sc *scored) {
+	mu := x.cfg.DiverseMilli
+	covered := make([]int64, len(sc.qs))
+	for i := range sc.cands {
+		if i > 0 {
+			bi, bk := i, int64(-1)
+			for j := i; j < len(sc.cands); j++ {
+				var g int64
+				for qi, v := range sc.vals[j] {
+					if v > covered[qi] {
+						g += sc.qs[qi].w * (v - covered[qi]) / 1_000_000
+					}
+				}
+				if k := (1000-mu)*sc.cands[j].s + mu*g; k > bk {
+					bi, bk = j, k
+				}
+			}
+			// Move bi to i, keeping the others' order.
+			c, v := sc.cands[bi], sc.vals[bi]
+			copy(sc.cands[i+1:bi+1], sc.cands[i:bi])
+			copy(sc.vals[i+1:bi+1], sc.vals[i:bi])
+			sc.cands[i], sc.vals[i] = c, v
+		}
+		for qi, v := range sc.vals[i] {
+			covered[qi] = max(covered[qi], v)
+		}
+	}
 }
 
 // softTable computes, for each prompt word with a vector and each distinct

@@ -37,18 +37,19 @@ func testVectors(t testing.TB) *Vectors {
 // fixture is a small registry: airline tools in τ-bench's style and a few
 // web APIs in StableToolBench's.
 var fixture = []Document{
-	{Name: "book_reservation", Description: "Book a reservation.", Params: []Param{{"user_id", "The ID of the user to book the reservation."}, {"origin", "The IATA code for the origin city."}, {"destination", "The IATA code for the destination city."}, {"cabin", "basic_economy economy business"}}},
-	{Name: "cancel_reservation", Description: "Cancel the whole reservation.", Params: []Param{{"reservation_id", "The reservation ID, such as 'ZFA04Y'."}}},
-	{Name: "get_reservation_details", Description: "Get the details of a reservation.", Params: []Param{{"reservation_id", "The reservation id."}}},
-	{Name: "update_reservation_baggages", Description: "Update the baggage information of a reservation.", Params: []Param{{"total_baggages", "The updated total number of baggage items included in the reservation."}}},
-	{Name: "search_direct_flight", Description: "Search direct flights between two cities on a specific date.", Params: []Param{{"origin", "The origin city airport in three letters."}, {"date", "The date of the flight."}}},
-	{Name: "send_certificate", Description: "Send a certificate to a user. Be careful!", Params: []Param{{"amount", "Certificate amount to send."}}},
+	{Name: "book_reservation", Description: "Book a reservation.", Params: []Param{{"user_id", "The ID of the user to book the reservation."}, {"origin", "The IATA code for the origin city."}, {"destination", "The IATA code for the destination city."}, {"cabin", "basic_economy economy business"}}, Group: "airline"},
+	{Name: "cancel_reservation", Description: "Cancel the whole reservation.", Params: []Param{{"reservation_id", "The reservation ID, such as 'ZFA04Y'."}}, Group: "airline"},
+	{Name: "get_reservation_details", Description: "Get the details of a reservation.", Params: []Param{{"reservation_id", "The reservation id."}}, Group: "airline"},
+	{Name: "update_reservation_baggages", Description: "Update the baggage information of a reservation.", Params: []Param{{"total_baggages", "The updated total number of baggage items included in the reservation."}}, Group: "airline"},
+	{Name: "search_direct_flight", Description: "Search direct flights between two cities on a specific date.", Params: []Param{{"origin", "The origin city airport in three letters."}, {"date", "The date of the flight."}}, Group: "airline"},
+	{Name: "send_certificate", Description: "Send a certificate to a user. Be careful!", Params: []Param{{"amount", "Certificate amount to send."}}, Group: "airline"},
 	{Name: "Tide_Tables__Next_High_Tide", Title: "Tide Tables: Next High Tide", Description: "Returns the next high tide for a coastal station.", Params: []Param{{"stationId", "The tide station."}}},
 	{Name: "ChaDri.change_drink", Title: "ChaDri: change drink", Description: "Change the drink of an order in the coffee shop.", Aliases: []string{"swap beverage"}, Tags: []string{"coffee", "order"}},
 	{Name: "weatherForecastDaily", Title: "Weather: daily forecast", Description: "Daily weather forecast for a city: temperature, rain and wind.", Examples: []string{"will it rain in Paris tomorrow"}},
 	{Name: "currency_converter__convert", Title: "Currency Converter: convert", Description: "Convert an amount from one currency to another at today's exchange rate."},
 	{Name: "QR_Code_Generator__Generate", Title: "QR Code Generator: Generate", Description: "Generate a QR code image for a URL or text."},
-	{Name: "suivi_colis__Latest", Title: "suivi colis: Latest", Description: "Get the latest status of a parcel from its tracking number."},
+	{Name: "suivi_colis__Latest", Title: "suivi colis: Latest", Description: "Get the latest status of a parcel from its tracking number.", Group: "suivi colis"},
+	{Name: "suivi_colis__All", Title: "suivi colis: All", Description: "Tous les états du colis.", Group: "suivi colis"},
 }
 
 var fixturePrompts = []string{
@@ -132,6 +133,7 @@ func TestWords(t *testing.T) {
 		"ChaDri.change_drink":                   "cha dri change drink",
 		"Tide_Tables__Next_High_Tide":           "tide table next high tide",
 		"getUserInfo HTTPServer":                "get user info http server",
+		"BulkGenerateGuids 50 GUIDs, two URLs":  "bulk generate guid guid two url",
 		"Can you please help me find flights?":  "find flight",
 		"Sharpe's ratios":                       "sharpe ratio",
 		"ID CA107308006SI mia_li_3668 mp3 2024": "mia li mp3",
@@ -275,6 +277,43 @@ func TestIncremental(t *testing.T) {
 	}
 	if err := x.Add(Document{}); err != ErrNoName {
 		t.Fatalf("no name: %v", err)
+	}
+}
+
+// TestGroup: a sibling of a document that covers a prompt word gets part
+// of that word's credit (Config.GroupMilli), and a group left by its
+// other members lends nothing.
+func TestGroup(t *testing.T) {
+	off := DefaultConfig()
+	off.GroupMilli = 0
+	y, err := New(testVectors(t), off)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := newIndex(t, fixture)
+	for _, d := range fixture {
+		_ = y.Add(d)
+	}
+	p := "suivi: latest parcel status" // "suivi" makes All a candidate
+	score := func(x *Index, name string) int64 {
+		for _, m := range x.Rank(p, 8) {
+			if m.Name == name {
+				return m.Score
+			}
+		}
+		return 0
+	}
+	if a, b := score(x, "suivi_colis__All"), score(y, "suivi_colis__All"); a <= b || b == 0 {
+		t.Fatalf("sibling credit: All %d with, %d without", a, b)
+	}
+	x.Remove("suivi_colis__Latest")
+	y.Remove("suivi_colis__Latest")
+	if a, b := score(x, "suivi_colis__All"), score(y, "suivi_colis__All"); a != b {
+		t.Fatalf("after removing its sibling: All %d with, %d without", a, b)
+	}
+	x.Remove("suivi_colis__All")
+	if _, ok := x.groups["suivi colis"]; ok || len(x.groups) != 1 {
+		t.Fatalf("groups %v", x.groups)
 	}
 }
 

@@ -408,7 +408,7 @@ func loadToolBench(path string) ([]relevance.Document, error) {
 	docs := make([]relevance.Document, len(apis))
 	for i, a := range apis {
 		// As gateway/upstreamtest/toolbench.go serves them.
-		docs[i] = relevance.Document{Name: a.Name, Title: a.Tool + ": " + a.API, Description: a.Description, Params: params(a.Parameters)}
+		docs[i] = relevance.Document{Name: a.Name, Title: a.Tool + ": " + a.API, Description: a.Description, Params: params(a.Parameters), Group: a.Tool}
 	}
 	return docs, nil
 }

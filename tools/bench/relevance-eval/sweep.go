@@ -77,8 +77,11 @@ func decide(ms []relevance.Match, th, margin int64, k int) []string {
 		return out
 	}
 	for _, m := range ms {
-		if len(out) == k || m.Score < th || m.Score*1000 < ms[0].Score*margin {
+		if len(out) == k {
 			break
+		}
+		if m.Score < th || m.Score*1000 < ms[0].Score*margin {
+			continue // the candidates are diversified, not sorted by score
 		}
 		out = append(out, m.Name)
 	}
