@@ -97,7 +97,7 @@ func DefaultConfig() Config {
 		MaxQueryWords:    64,
 		RarityFloorMicro: 250_000,
 		Candidates:       64,
-		SoftGainMilli:    200,
+		SoftGainMilli:    100,
 		CosFloorMicro:    600_000,
 		MaxVecWords:      48,
 		ThresholdMicro:   100_000,
