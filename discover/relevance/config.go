@@ -85,6 +85,12 @@ type Config struct {
 	// DiverseMilli (μ) orders the candidates by (1 − μ)·credit + μ·what
 	// the candidate adds to the ones before it (0: by credit alone).
 	DiverseMilli int64 `json:"diverse_milli"`
+
+	// Word pairs: two adjacent words of a name, title, alias or tag (one
+	// text) are also indexed as one key, "a b", and so are the adjacent
+	// content words of a prompt, each pair weighing PairMilli/1000 of its
+	// IDF (0: off). "page speed", "phone number", "gift card".
+	PairMilli int64 `json:"pair_milli"`
 }
 
 // DefaultConfig returns the calibrated constants.
@@ -106,9 +112,10 @@ func DefaultConfig() Config {
 		CoverWords:       4,
 		GainMicro:        0,
 		GateRank:         50,
-		GateMilli:        2400,
+		GateMilli:        2600,
 		GroupMilli:       300,
 		DiverseMilli:     200,
+		PairMilli:        300,
 	}
 }
 
@@ -143,6 +150,8 @@ func (c Config) Check() error {
 		return fmt.Errorf("relevance: gain %d out of range", c.GainMicro)
 	case c.DiverseMilli < 0 || c.DiverseMilli > 1000:
 		return fmt.Errorf("relevance: diversity %d out of range", c.DiverseMilli)
+	case c.PairMilli < 0 || c.PairMilli > 1000:
+		return fmt.Errorf("relevance: pair weight %d out of range", c.PairMilli)
 	case c.GroupMilli < 0 || c.GroupMilli > 1000:
 		return fmt.Errorf("relevance: group %d out of range", c.GroupMilli)
 	case c.GateRank < 0 || c.GateRank >= c.Candidates || c.GateMilli < 0 || c.GateMilli > 100_000:

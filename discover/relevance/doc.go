@@ -19,7 +19,11 @@
 // weight w_t = IDF(t)·rarity(t): BM25's IDF ln((2N+2)/(2n_t+1)) and the
 // word's general-English rarity, ln(rank+2)/ln(40,001) from its rank in
 // the word-vector table, at least Config.RarityFloorMicro (1 for a word
-// the table lacks). A document d's score is
+// the table lacks). Two adjacent words of a name, title, alias or tag are
+// also indexed as a pair key "a b", and so are the prompt's adjacent
+// content words; a pair that some document holds is a prompt word too,
+// its weight Config.PairMilli/1000 (0.3) of its IDF ("page speed" is
+// more than "page" and "speed" apart). A document d's score is
 //
 //	S(d) = Σ_t w_t · max(sat(t, d), soft(t, d), sib(t, d)) / Σ_t w_t
 //
@@ -27,13 +31,13 @@
 // sat is BM25F's saturation t̃/(k1 + t̃) of the field-weighted,
 // length-normalised frequency t̃ = Σ_f W_f·tf_f/((1−b_f) + b_f·len_f/avg_f);
 // soft is SoftGain·(c − Floor)/(1 − Floor) for c the best word-vector
-// cosine of t to another word of d; sib is Config.GroupMilli/1000 (0.3)
-// of the best sat(t, e) over the documents e of d's Document.Group (the
-// tools of one upstream are siblings: a request that names the service
-// and one of its operations lifts the service's other operations too; no
-// group, no sib; a group's first 64 members by name are read). soft and
-// sib are computed for the Config.Candidates documents with the best
-// lexical score only.
+// cosine of t to another word of d; sib is λ_g·max_e sat(t, e) over the
+// documents e of d's Document.Group g (the first 64 by name; no group, no
+// sib), λ_g = Config.GroupMilli/1000 (0.3)·(N − |g|)/N. The tools of one
+// upstream are siblings: a request that names the service and one of its
+// operations lifts the service's other operations too, while a group
+// that is the whole registry lends nothing. soft and sib are computed for
+// the Config.Candidates documents with the best lexical score only.
 //
 // Every quantity is an integer with an explicit scale: logarithms are
 // computed bit by bit in integers (lnMicro), cosines from exact int8 dot

@@ -239,24 +239,40 @@ func (x *Index) analyse(d Document) (*doc, []keyTF) {
 	fold := map[string]string{}
 	seenVec := map[int32]bool{}
 	var order [][]word
+	bump := func(f int, key, fd string) {
+		c := tf[key]
+		if (c>>(4*uint(f)))&15 < 15 {
+			c += 1 << (4 * uint(f))
+		}
+		tf[key] = c
+		if _, ok := fold[key]; !ok {
+			fold[key] = fd
+		}
+	}
 	add := func(f int, texts ...string) {
 		var ws []word
+		var pairs []string // adjacent words of one text, as "a b" keys
 		for _, t := range texts {
-			ws = append(ws, x.an.words(t)...)
+			tw := x.an.words(t)
+			if x.cfg.PairMilli > 0 && f <= FieldTag {
+				for i := 1; i < len(tw); i++ {
+					pairs = append(pairs, pairKey(tw[i-1], tw[i]))
+				}
+			}
+			ws = append(ws, tw...)
 		}
 		if len(ws) > x.cfg.MaxFieldWords {
 			ws = ws[:x.cfg.MaxFieldWords]
 		}
+		if len(pairs) > x.cfg.MaxFieldWords {
+			pairs = pairs[:x.cfg.MaxFieldWords]
+		}
 		nd.lens[f] = uint16(len(ws))
 		for _, w := range ws {
-			c := tf[w.key]
-			if (c>>(4*uint(f)))&15 < 15 {
-				c += 1 << (4 * uint(f))
-			}
-			tf[w.key] = c
-			if _, ok := fold[w.key]; !ok {
-				fold[w.key] = w.fold
-			}
+			bump(f, w.key, w.fold)
+		}
+		for _, k := range pairs {
+			bump(f, k, k)
 		}
 		order = append(order, ws)
 	}
@@ -386,3 +402,7 @@ func (x *Index) remove(s uint32) {
 	x.docs[s] = nil
 	x.free = append(x.free, s)
 }
+
+// pairKey is the key of two adjacent words, "a b": a word's key holds no
+// space, so a pair never meets a word.
+func pairKey(a, b word) string { return a.key + " " + b.key }

@@ -24,7 +24,9 @@ func (m Match) Confidence() float64 { return float64(m.ConfidenceMilli) / 1000 }
 
 // Result is what a query returns.
 type Result struct {
-	// Words are the keys of the prompt the score read, in prompt order.
+	// Words are the keys of the prompt the score read, in prompt order,
+	// then the pairs of adjacent ones ("a b", Config.PairMilli) that some
+	// document holds.
 	Words []string `json:"words"`
 	// Matches are the documents that pass the decision rule, best first
 	// (ties by name); empty when nothing is relevant enough.
@@ -157,7 +159,15 @@ func (x *Index) RankLexical(prompt string, k int) []Match {
 func (x *Index) prompt(prompt string) []qword {
 	seen := map[string]bool{}
 	var qs []qword
-	for _, w := range x.an.words(prompt) {
+	ws := x.an.words(prompt)
+	n := len(ws) // ws[n:]: the pairs of adjacent words
+	if x.cfg.PairMilli > 0 {
+		for i := 1; i < n; i++ {
+			k := pairKey(ws[i-1], ws[i])
+			ws = append(ws, word{fold: k, key: k})
+		}
+	}
+	for wi, w := range ws {
 		if seen[w.key] || len(qs) == x.cfg.MaxQueryWords {
 			continue
 		}
@@ -168,7 +178,7 @@ func (x *Index) prompt(prompt string) []qword {
 			q.id = int64(id)
 			df = int64(len(x.terms[id].postings))
 		}
-		if i, ok := x.vec.index(w); ok {
+		if i, ok := x.vec.index(w); ok && wi < n {
 			q.vec = i
 		}
 		if q.id < 0 && q.vec < 0 {
@@ -181,6 +191,9 @@ func (x *Index) prompt(prompt string) []qword {
 			rare = max(x.cfg.RarityFloorMicro, x.vec.rank[q.vec])
 		}
 		q.w = idf * rare / 1_000_000
+		if wi >= n {
+			q.w = q.w * x.cfg.PairMilli / 1000
+		}
 		if q.w <= 0 {
 			continue
 		}
@@ -335,6 +348,12 @@ func (x *Index) score(prompt string, c int, soft bool) scored {
 					}
 				}
 			}
+			// The share lent, λ·(N − |g|)/N: a group that is the whole
+			// registry tells nothing about which of its members is meant.
+			lam := x.cfg.GroupMilli * (x.n - int64(len(ms))) / x.n
+			for qi := range r {
+				r[qi] = r[qi] * lam / 1000
+			}
 		}
 	}
 	// Exact credits of the candidates: per prompt word, the largest of its
@@ -365,7 +384,7 @@ func (x *Index) score(prompt string, c int, soft bool) scored {
 				}
 			}
 			if grp && d.gid >= 0 {
-				v = max(v, gbest[d.gid][qi]*x.cfg.GroupMilli/1000)
+				v = max(v, gbest[d.gid][qi])
 			}
 			row[qi] = v
 			num += q.w * v / 1_000_000

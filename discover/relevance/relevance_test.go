@@ -317,6 +317,20 @@ func TestGroup(t *testing.T) {
 	}
 }
 
+// TestPairs: adjacent words are read as a pair too, when a document holds
+// the pair; a pair of words of two different aliases is not one.
+func TestPairs(t *testing.T) {
+	x := newIndex(t, fixture)
+	r := x.Query("next high tide at the station")
+	if !slices.Contains(r.Words, "high tide") || !slices.Contains(r.Words, "next high") || slices.Contains(r.Words, "tide station") {
+		t.Fatalf("words %q", r.Words)
+	}
+	_ = x.Add(Document{Name: "pairs", Aliases: []string{"alpha", "omega"}})
+	if r := x.Query("alpha omega"); slices.Contains(r.Words, "alpha omega") {
+		t.Fatalf("a pair across aliases: %q", r.Words)
+	}
+}
+
 func TestConfig(t *testing.T) {
 	if err := DefaultConfig().Check(); err != nil {
 		t.Fatal(err)
