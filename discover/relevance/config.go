@@ -132,30 +132,29 @@ func (c Config) Check() error {
 		return fmt.Errorf("relevance: rarity floor %d out of range", c.RarityFloorMicro)
 	case c.Candidates < 1 || c.Candidates > 4096:
 		return fmt.Errorf("relevance: candidates %d out of range", c.Candidates)
-	case c.SoftGainMilli < 0 || c.SoftGainMilli > 1000:
-		return fmt.Errorf("relevance: soft gain %d out of range", c.SoftGainMilli)
 	case c.CosFloorMicro < 0 || c.CosFloorMicro >= 1_000_000:
 		return fmt.Errorf("relevance: cosine floor %d out of range", c.CosFloorMicro)
 	case c.MaxVecWords < 0 || c.MaxVecWords > 1024:
 		return fmt.Errorf("relevance: max vector words %d out of range", c.MaxVecWords)
 	case c.ThresholdMicro < 1 || c.ThresholdMicro > 1_000_000:
 		return fmt.Errorf("relevance: threshold %d out of range", c.ThresholdMicro)
-	case c.MarginMilli < 0 || c.MarginMilli > 1000:
-		return fmt.Errorf("relevance: margin %d out of range", c.MarginMilli)
 	case c.MaxMatches < 1 || c.MaxMatches > 5:
 		return fmt.Errorf("relevance: max matches %d not in 1…5", c.MaxMatches)
 	case c.CoverWords < 0 || c.CoverWords > c.MaxQueryWords:
 		return fmt.Errorf("relevance: cover words %d out of range", c.CoverWords)
 	case c.GainMicro < 0 || c.GainMicro > 1_000_000:
 		return fmt.Errorf("relevance: gain %d out of range", c.GainMicro)
-	case c.DiverseMilli < 0 || c.DiverseMilli > 1000:
-		return fmt.Errorf("relevance: diversity %d out of range", c.DiverseMilli)
-	case c.PairMilli < 0 || c.PairMilli > 1000:
-		return fmt.Errorf("relevance: pair weight %d out of range", c.PairMilli)
-	case c.GroupMilli < 0 || c.GroupMilli > 1000:
-		return fmt.Errorf("relevance: group %d out of range", c.GroupMilli)
 	case c.GateRank < 0 || c.GateRank >= c.Candidates || c.GateMilli < 0 || c.GateMilli > 100_000:
 		return fmt.Errorf("relevance: gate %d, %d out of range", c.GateRank, c.GateMilli)
+	}
+	// The shares, each in 0…1000 thousandths.
+	for _, m := range []struct {
+		name string
+		v    int64
+	}{{"soft gain", c.SoftGainMilli}, {"margin", c.MarginMilli}, {"diversity", c.DiverseMilli}, {"pair weight", c.PairMilli}, {"group", c.GroupMilli}} {
+		if m.v < 0 || m.v > 1000 {
+			return fmt.Errorf("relevance: %s %d out of range", m.name, m.v)
+		}
 	}
 	for f := range NumFields {
 		if c.BMilli[f] < 0 || c.BMilli[f] > 1000 || c.WeightMilli[f] < 0 || c.WeightMilli[f] > 100_000 {
