@@ -137,11 +137,19 @@ func (x *Index) cover(sc scored) []Match {
 		}
 		out = append(out, Match{Name: x.docs[c.slot].name, Score: s, ConfidenceMilli: confidence(s)})
 	}
+	// Chosen in diversified order, reported best first.
+	slices.SortFunc(out, func(a, b Match) int {
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Name, b.Name)
+	})
 	return out
 }
 
-// Rank returns the k best documents for prompt by the full score, without
-// the decision rule (k ≤ Config.Candidates).
+// Rank returns the k best documents for prompt by the full score, in the
+// decision rule's diversified order, without its gate, threshold and
+// margin (k ≤ Config.Candidates).
 func (x *Index) Rank(prompt string, k int) []Match {
 	_, r := x.rank(prompt, k, true)
 	return r
