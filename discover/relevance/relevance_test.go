@@ -331,6 +331,34 @@ func TestPairs(t *testing.T) {
 	}
 }
 
+// TestDiversify: a request for two things gets the second in front of
+// more ways to do the first with Config.DiverseMilli (here 0.5), and not
+// without it.
+func TestDiversify(t *testing.T) {
+	docs := []Document{
+		{Name: "forecast_daily", Description: "Daily weather forecast for a city: temperature, rain, wind and humidity."},
+		{Name: "forecast_hourly", Description: "Hourly weather forecast for a city: temperature, rain, wind and humidity."},
+		{Name: "forecast_weekly", Description: "Weekly weather forecast for a city: temperature, rain, wind and humidity."},
+		{Name: "exchange_rate", Description: "The exchange rate between two currencies."},
+	}
+	p := "the weather forecast for my city: temperature, rain, wind, humidity; and the exchange rate"
+	pos := func(cfg Config) int {
+		x, err := New(testVectors(t), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range append(slices.Clone(fixture), docs...) {
+			_ = x.Add(d)
+		}
+		return slices.IndexFunc(x.Rank(p, 4), func(m Match) bool { return m.Name == "exchange_rate" })
+	}
+	on, off := DefaultConfig(), DefaultConfig()
+	on.DiverseMilli, off.DiverseMilli = 500, 0
+	if on, off := pos(on), pos(off); on != 1 || off >= 0 {
+		t.Fatalf("exchange_rate at %d diversified, %d not", on, off)
+	}
+}
+
 func TestConfig(t *testing.T) {
 	if err := DefaultConfig().Check(); err != nil {
 		t.Fatal(err)
