@@ -35,8 +35,9 @@
 // documents e of d's Document.Group g (the first 64 by name; no group, no
 // sib), λ_g = Config.GroupMilli/1000 (0.3)·(N − |g|)/N. The tools of one
 // upstream are siblings: a request that names the service and one of its
-// operations lifts the service's other operations too, while a group
-// that is the whole registry lends nothing. soft and sib are computed for
+// operations lifts the service's other operations too (a registry tool
+// entry's group is its impl.upstream), while a group that is the whole
+// registry lends nothing. soft and sib are computed for
 // the Config.Candidates documents with the best lexical score only.
 //
 // Every quantity is an integer with an explicit scale: logarithms are
