@@ -363,6 +363,7 @@ func (x *index) update(ctx context.Context, next *registry.Snapshot) error {
 		keys.each(func(e int, key []byte, tr tier) { x.terms.remove(string(key), tr, uint32(e)) })
 		x.removeForm(name)
 		batch.Delete(name)
+		x.text.rel.Remove(name)
 		if err := flush(); err != nil {
 			return err
 		}
@@ -404,6 +405,9 @@ func (x *index) update(ctx context.Context, next *registry.Snapshot) error {
 		if !c.Disc.Deprecated {
 			if err := batch.Index(name, textDocument(x.an, c)); err != nil {
 				return fmt.Errorf("discover: index %q: %w", name, err)
+			}
+			if err := x.text.rel.Add(relevanceDocument(&c)); err != nil {
+				return fmt.Errorf("discover: relevance index %q: %w", name, err)
 			}
 		}
 	}

@@ -28,7 +28,7 @@ func TestReady(t *testing.T) {
 	building := &index{text: newTextIndex(func(context.Context) (bleve.Index, string, error) {
 		<-release
 		return nil, "", failed
-	}, false)}
+	}, nil, false)}
 	d.mu.Lock()
 	d.cur = building
 	d.mu.Unlock()

@@ -10,37 +10,41 @@ import (
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 
+	"github.com/groundgate/groundgate/discover/relevance"
 	"github.com/groundgate/groundgate/registry"
 )
 
-// textIndex is the keyword tier's bleve index of one registry version.
-// Only look-ups of terms of two or more words inside names and
-// descriptions read it, so it is made apart from the equality tiers' maps:
+// textIndex is the keyword tier's bleve index of one registry version and
+// the relevance tier's index of it. Only look-ups of terms of two or more
+// words inside names and descriptions and the relevance tier read them, so
+// they are made apart from the equality tiers' maps:
 // at most once, in the background, either as soon as the version is
 // indexed (a server, so that it is ready before a request needs it) or on
 // the first look-up that needs it (one-shot commands, which usually never
 // do). Made means built from the snapshot, or opened from a textDir when
 // one holds it.
 type textIndex struct {
-	build func(ctx context.Context) (bleve.Index, string, error)
-	ctx   context.Context
-	stop  context.CancelFunc
-	once  sync.Once
-	ready chan struct{} // closed when bl, dir and err are set
+	build    func(ctx context.Context) (bleve.Index, string, error)
+	buildRel func(ctx context.Context) (*relevance.Index, error)
+	ctx      context.Context
+	stop     context.CancelFunc
+	once     sync.Once
+	ready    chan struct{} // closed when bl, dir and err are set
 
 	bl  bleve.Index
-	dir string // the textDir subdirectory holding bl; "" in memory
+	dir string           // the textDir subdirectory holding bl; "" in memory
+	rel *relevance.Index // the relevance tier's index
 	err error
 }
 
 // newTextIndex returns the text index build makes (returning the index,
-// the textDir subdirectory it lives in or "", or an error); eager starts
-// making it now.
-func newTextIndex(build func(context.Context) (bleve.Index, string, error), eager bool) *textIndex {
+// the textDir subdirectory it lives in or "", or an error) and the
+// relevance index buildRel makes; eager starts making them now.
+func newTextIndex(build func(context.Context) (bleve.Index, string, error), buildRel func(context.Context) (*relevance.Index, error), eager bool) *textIndex {
 	// Detached from any request: a build outlives the request that started
 	// it, and only close stops it.
 	ctx, stop := context.WithCancel(context.Background())
-	t := &textIndex{build: build, ctx: ctx, stop: stop, ready: make(chan struct{})}
+	t := &textIndex{build: build, buildRel: buildRel, ctx: ctx, stop: stop, ready: make(chan struct{})}
 	if eager {
 		t.start()
 	}
@@ -52,6 +56,9 @@ func (t *textIndex) start() {
 		go func() {
 			defer close(t.ready)
 			t.bl, t.dir, t.err = t.build(t.ctx)
+			if t.err == nil {
+				t.rel, t.err = t.buildRel(t.ctx)
+			}
 		}()
 	})
 }
@@ -65,6 +72,15 @@ func (t *textIndex) wait(ctx context.Context) (bleve.Index, error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// relevance returns the relevance index, making the indexes first if
+// nobody has asked yet.
+func (t *textIndex) relevance(ctx context.Context) (*relevance.Index, error) {
+	if _, err := t.wait(ctx); err != nil {
+		return nil, err
+	}
+	return t.rel, nil
 }
 
 // state reports, without waiting, nil once the index is made, ErrStarting
@@ -91,6 +107,7 @@ func (t *textIndex) close() {
 		t.bl.Close()
 		t.bl = nil
 	}
+	t.rel = nil
 	if t.err == nil {
 		t.err = errIndexClosed
 	}
