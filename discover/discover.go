@@ -294,9 +294,10 @@ func (d *Discoverer) discover(ctx context.Context, q Query) (Result, []byte, err
 }
 
 // Ready reports, without waiting, whether every tier answers now: nil when
-// the text index the keyword tier reads is built, ErrStarting while it is
-// being built (the exact, alias and tag tiers answer from the start; a
-// keyword look-up waits for it), the build's error if it failed.
+// the text index the keyword tier reads and the relevance tier's index are
+// built, ErrStarting while one is being built (the exact, alias and tag
+// tiers answer from the start; a keyword or relevance look-up waits for
+// its index), a build's error if it failed.
 func (d *Discoverer) Ready() error {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
@@ -307,8 +308,8 @@ func (d *Discoverer) Ready() error {
 }
 
 // Sync brings the index to the registry's current version and waits until
-// every tier answers: the keyword tier's text index made and, when it is
-// kept on disk, stamped with that version. A command that changes the
+// every tier answers: the keyword tier's text index made (and, when it is
+// kept on disk, stamped with that version) and the relevance tier's. A command that changes the
 // registry calls it before it closes, so that the next start opens the
 // index instead of building it.
 func (d *Discoverer) Sync(ctx context.Context) error {
@@ -318,7 +319,10 @@ func (d *Discoverer) Sync(ctx context.Context) error {
 	}
 	text := x.text
 	unlock()
-	_, err = text.wait(ctx)
+	if _, err := text.wait(ctx); err != nil {
+		return err
+	}
+	_, err = text.relevance(ctx)
 	return err
 }
 

@@ -33,6 +33,9 @@ func readyText(t *testing.T, d *Discoverer) string {
 	if _, err := d.cur.text.wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := d.cur.text.relevance(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	if err := d.Ready(); err != nil {
 		t.Fatalf("Ready: %v", err)
 	}

@@ -30,11 +30,16 @@ type textIndex struct {
 	stop     context.CancelFunc
 	once     sync.Once
 	ready    chan struct{} // closed when bl, dir and err are set
+	relReady chan struct{} // closed when rel and relErr are set
 
 	bl  bleve.Index
-	dir string           // the textDir subdirectory holding bl; "" in memory
-	rel *relevance.Index // the relevance tier's index
+	dir string // the textDir subdirectory holding bl; "" in memory
 	err error
+
+	// The relevance tier's index, made beside the bleve index (not after
+	// it: a keyword look-up does not wait for it).
+	rel    *relevance.Index
+	relErr error
 }
 
 // newTextIndex returns the text index build makes (returning the index,
@@ -44,7 +49,7 @@ func newTextIndex(build func(context.Context) (bleve.Index, string, error), buil
 	// Detached from any request: a build outlives the request that started
 	// it, and only close stops it.
 	ctx, stop := context.WithCancel(context.Background())
-	t := &textIndex{build: build, buildRel: buildRel, ctx: ctx, stop: stop, ready: make(chan struct{})}
+	t := &textIndex{build: build, buildRel: buildRel, ctx: ctx, stop: stop, ready: make(chan struct{}), relReady: make(chan struct{})}
 	if eager {
 		t.start()
 	}
@@ -56,9 +61,10 @@ func (t *textIndex) start() {
 		go func() {
 			defer close(t.ready)
 			t.bl, t.dir, t.err = t.build(t.ctx)
-			if t.err == nil {
-				t.rel, t.err = t.buildRel(t.ctx)
-			}
+		}()
+		go func() {
+			defer close(t.relReady)
+			t.rel, t.relErr = t.buildRel(t.ctx)
 		}()
 	})
 }
@@ -77,32 +83,46 @@ func (t *textIndex) wait(ctx context.Context) (bleve.Index, error) {
 // relevance returns the relevance index, making the indexes first if
 // nobody has asked yet.
 func (t *textIndex) relevance(ctx context.Context) (*relevance.Index, error) {
-	if _, err := t.wait(ctx); err != nil {
-		return nil, err
-	}
-	return t.rel, nil
-}
-
-// state reports, without waiting, nil once the index is made, ErrStarting
-// while it is being made (starting it if it was not), or why it failed.
-func (t *textIndex) state() error {
 	t.start()
 	select {
-	case <-t.ready:
-		return t.err
-	default:
-		return ErrStarting
+	case <-t.relReady:
+		return t.rel, t.relErr
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
+}
+
+// state reports, without waiting, nil once both indexes are made,
+// ErrStarting while one is being made (starting them if they were not),
+// or why one failed.
+func (t *textIndex) state() error {
+	t.start()
+	for _, c := range []struct {
+		ready <-chan struct{}
+		err   *error
+	}{{t.ready, &t.err}, {t.relReady, &t.relErr}} {
+		select {
+		case <-c.ready:
+			if *c.err != nil {
+				return *c.err
+			}
+		default:
+			return ErrStarting
+		}
+	}
+	return nil
 }
 
 // close stops a build in progress, waits for it and closes the index.
 func (t *textIndex) close() {
 	t.stop()
 	t.once.Do(func() { // never started: nothing to wait for
-		t.err = errIndexClosed
+		t.err, t.relErr = errIndexClosed, errIndexClosed
 		close(t.ready)
+		close(t.relReady)
 	})
 	<-t.ready
+	<-t.relReady
 	if t.bl != nil {
 		t.bl.Close()
 		t.bl = nil
@@ -110,6 +130,9 @@ func (t *textIndex) close() {
 	t.rel = nil
 	if t.err == nil {
 		t.err = errIndexClosed
+	}
+	if t.relErr == nil {
+		t.relErr = errIndexClosed
 	}
 }
 
