@@ -158,6 +158,7 @@ type decision struct {
 	evidence  hashing.Digest
 	discovery *hashing.Digest
 	grounding string
+	ground    *policy.Grounding // what /grounding/… read; nil: no match, not exempt
 	live      gateway.Live
 	policies  hashing.Digest
 	version   uint64
@@ -230,6 +231,7 @@ func (s *Service) decide(ctx context.Context, req Request) (*decision, []ground.
 
 	// F3, F7: the evidence.
 	exempt := mode == gateway.GroundWrites && c.Tool.Sem.Effect == registry.EffectRead
+	var ev *discover.Result // the evidence, when genuine
 	switch {
 	case exempt && req.DiscoveryID.IsZero() && req.Inline == nil:
 		d.grounding, d.evidence = GroundingExempt, ExemptionDigest(upstream)
@@ -249,13 +251,7 @@ func (s *Service) decide(ctx context.Context, req Request) (*decision, []ground.
 		}
 		id := res.ID
 		d.discovery, d.evidence = &id, id
-		var m *discover.Match
-		for i := range res.Matches {
-			if res.Matches[i].Name == req.Tool && res.Matches[i].Kind == registry.KindTool {
-				m = &res.Matches[i]
-				break
-			}
-		}
+		m := toolMatch(res, req.Tool)
 		switch {
 		case m == nil && exempt:
 			// An exempt read needs no evidence; evidence that is genuine
@@ -267,7 +263,9 @@ func (s *Service) decide(ctx context.Context, req Request) (*decision, []ground.
 		case m.Capability != c.Identity:
 			add("tool", ground.F7, req.Tool, fmt.Sprintf("the evidence matched identity %s, the name now stands for %s: discover again", m.Capability, c.Identity))
 		}
+		ev = res
 	}
+	d.ground = PolicyGrounding(d.grounding, req.Tool, ev)
 
 	// F1: the arguments against the input schema.
 	if d.args != nil {

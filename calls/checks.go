@@ -7,6 +7,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/groundgate/groundgate/contract"
+	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/gateway"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
@@ -76,7 +77,42 @@ func (s *Service) contract(c registry.Capability, ph contract.Phase, args, resul
 
 // policyRequest is what policies read of a call.
 func policyRequest(d *decision) policy.Request {
-	return policy.Request{Tool: d.capb.Name, Arguments: d.args}
+	return policy.Request{Tool: d.capb.Name, Arguments: d.args, Grounding: d.ground}
+}
+
+// toolMatch is the match of the evidence that grounds a call to tool: of
+// the tool matches naming it, the one with the highest confidence (the
+// first in the evidence's order on a tie); nil when none does.
+func toolMatch(ev *discover.Result, tool string) *discover.Match {
+	if ev == nil {
+		return nil
+	}
+	var best *discover.Match
+	for i, m := range ev.Matches {
+		if m.Name == tool && m.Kind == registry.KindTool && (best == nil || m.Confidence > best.Confidence) {
+			best = &ev.Matches[i]
+		}
+	}
+	return best
+}
+
+// PolicyGrounding is how a call to tool was grounded as policies read it
+// (/grounding/mode, /grounding/confidence): for grounding GroundingExempt,
+// mode "exempt" and confidence 0; else the mode and confidence of
+// toolMatch in the evidence ev, nil when no match names the tool. It
+// reads only what the footprint records, so an audit re-derives it: the
+// decision's grounding, the tool, and the evidence the Evidence layer
+// names (GET /v1/discoveries/{discovery}).
+func PolicyGrounding(grounding, tool string, ev *discover.Result) *policy.Grounding {
+	if grounding == GroundingExempt {
+		g := policy.ExemptGrounding()
+		return &g
+	}
+	m := toolMatch(ev, tool)
+	if m == nil {
+		return nil
+	}
+	return &policy.Grounding{Mode: string(m.Mode), Confidence: policy.Num(m.Confidence)}
 }
 
 // screenResult screens the text items of a CallToolResult.

@@ -23,9 +23,13 @@ func BenchmarkDiscoverBuiltin(b *testing.B) {
 	benchDiscover(b, s)
 }
 
-// BenchmarkDiscover100k runs the same prompts against the built-in catalog
-// plus synthetic entries, 100,000 entries in all.
-func BenchmarkDiscover100k(b *testing.B) {
+// BenchmarkDiscover10k and BenchmarkDiscover100k run the same prompts
+// against the built-in catalog plus synthetic entries, 10,000 and 100,000
+// entries in all.
+func BenchmarkDiscover10k(b *testing.B)  { benchSize(b, 10_000) }
+func BenchmarkDiscover100k(b *testing.B) { benchSize(b, 100_000) }
+
+func benchSize(b *testing.B, n int) {
 	ctx := context.Background()
 	path := filepath.Join(b.TempDir(), "big.db")
 	s, err := registry.Open(ctx, path, registry.Options{})
@@ -33,7 +37,7 @@ func BenchmarkDiscover100k(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	es := append(catalog(b), syntheticEntries(100_000-len(catalog(b)))...)
+	es := append(catalog(b), syntheticEntries(n-len(catalog(b)))...)
 	start := time.Now()
 	if _, err := s.Seed(ctx, es); err != nil {
 		b.Fatal(err)
@@ -71,10 +75,15 @@ func benchDiscover(b *testing.B, s *registry.Store) {
 	if _, err := d.cur.text.wait(ctx); err != nil {
 		b.Fatal(err)
 	}
-	b.Logf("bleve text index ready after %v", time.Since(start))
-	var prompts []string
+	b.Logf("bleve text index and relevance index ready after %v", time.Since(start))
+	var prompts, words []string
 	for _, p := range loadPrompts(b, "testdata/prompts.json") {
 		prompts = append(prompts, p.Prompt)
+	}
+	// The blind set's paraphrases: most of their words are left to the
+	// relevance tier.
+	for _, p := range loadPrompts(b, "testdata/prompts_blind.json") {
+		words = append(words, p.Prompt)
 	}
 	// Store every evidence record once, so the timed runs measure
 	// discovery, not the first fsync of each record.
@@ -94,6 +103,12 @@ func benchDiscover(b *testing.B, s *registry.Store) {
 	b.Run("prompt", func(b *testing.B) {
 		timed(b, func(i int) error {
 			_, err := d.Discover(ctx, Query{Prompt: prompts[i%len(prompts)]})
+			return err
+		})
+	})
+	b.Run("relevance", func(b *testing.B) {
+		timed(b, func(i int) error {
+			_, err := d.Probe(ctx, Query{Prompt: words[i%len(words)]})
 			return err
 		})
 	})

@@ -45,6 +45,7 @@ import (
 	"github.com/blevesearch/bleve/v2/mapping"
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/groundgate/groundgate/discover/relevance"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/internal/buckets"
 	"github.com/groundgate/groundgate/internal/groupcommit"
@@ -89,10 +90,14 @@ type Options struct {
 	// Only the process holding the registry file's write lock may use a
 	// directory, and one Discoverer at a time.
 	TextIndexDir string
-	// LazyText defers making the text index until a keyword look-up needs
-	// it, for one-shot commands that usually never do. By default it is
-	// made in the background from the start, and Ready says when it is.
+	// LazyText defers making the text index (and the relevance tier's)
+	// until a look-up needs it, for one-shot commands that usually never
+	// do. By default it is made in the background from the start, and
+	// Ready says when it is.
 	LazyText bool
+	// Vectors are the word vectors the relevance tier reads; nil means the
+	// table embedded in package wordvec (parsed once per process).
+	Vectors *relevance.Vectors
 }
 
 // pastIndexes is how many indexes of past versions Rederive keeps.
@@ -109,6 +114,7 @@ type Discoverer struct {
 	opt Options
 	an  *textAnalyzer
 	im  mapping.IndexMapping
+	vec *relevance.Vectors
 
 	evidence *groupcommit.Writer // new evidence records, into bucketEvidence
 
@@ -143,7 +149,12 @@ func New(ctx context.Context, src Source, db *bolt.DB, opt Options) (*Discoverer
 	if err != nil {
 		return nil, fmt.Errorf("discover: index mapping: %w", err)
 	}
-	d := &Discoverer{src: src, db: db, evidence: groupcommit.New(db, bucketEvidence), log: opt.Logger, opt: opt, an: newTextAnalyzer(), im: im}
+	if opt.Vectors == nil {
+		if opt.Vectors, err = defaultVectors(); err != nil {
+			return nil, fmt.Errorf("discover: word vectors: %w", err)
+		}
+	}
+	d := &Discoverer{src: src, db: db, evidence: groupcommit.New(db, bucketEvidence), log: opt.Logger, opt: opt, an: newTextAnalyzer(), im: im, vec: opt.Vectors}
 	if err := buckets.Ensure(db, bucketEvidence); err != nil {
 		return nil, fmt.Errorf("discover: create evidence bucket: %w", err)
 	}
@@ -169,7 +180,7 @@ func (d *Discoverer) buildCurrent(ctx context.Context, snap *registry.Snapshot) 
 		if d.disk != nil {
 			return newTextIndex(func(ctx context.Context) (bleve.Index, string, error) {
 				return d.disk.open(ctx, snap)
-			}, !d.opt.LazyText)
+			}, d.relevanceOf(snap), !d.opt.LazyText)
 		}
 		return d.memoryText(snap, !d.opt.LazyText)
 	})
@@ -186,7 +197,14 @@ func (d *Discoverer) memoryText(snap *registry.Snapshot, eager bool) *textIndex 
 	return newTextIndex(func(ctx context.Context) (bleve.Index, string, error) {
 		bl, err := buildText(ctx, d.im, d.an, "", caps)
 		return bl, "", err
-	}, eager)
+	}, d.relevanceOf(snap), eager)
+}
+
+// relevanceOf returns what makes the relevance tier's index of snap.
+func (d *Discoverer) relevanceOf(snap *registry.Snapshot) func(context.Context) (*relevance.Index, error) {
+	return func(ctx context.Context) (*relevance.Index, error) {
+		return buildRelevance(ctx, d.vec, snap.Capabilities())
+	}
 }
 
 // pastText makes the text index of a past version, on first need: a
@@ -276,9 +294,10 @@ func (d *Discoverer) discover(ctx context.Context, q Query) (Result, []byte, err
 }
 
 // Ready reports, without waiting, whether every tier answers now: nil when
-// the text index the keyword tier reads is built, ErrStarting while it is
-// being built (the exact, alias and tag tiers answer from the start; a
-// keyword look-up waits for it), the build's error if it failed.
+// the text index the keyword tier reads and the relevance tier's index are
+// built, ErrStarting while one is being built (the exact, alias and tag
+// tiers answer from the start; a keyword or relevance look-up waits for
+// its index), a build's error if it failed.
 func (d *Discoverer) Ready() error {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
@@ -289,8 +308,8 @@ func (d *Discoverer) Ready() error {
 }
 
 // Sync brings the index to the registry's current version and waits until
-// every tier answers: the keyword tier's text index made and, when it is
-// kept on disk, stamped with that version. A command that changes the
+// every tier answers: the keyword tier's text index made (and, when it is
+// kept on disk, stamped with that version) and the relevance tier's. A command that changes the
 // registry calls it before it closes, so that the next start opens the
 // index instead of building it.
 func (d *Discoverer) Sync(ctx context.Context) error {
@@ -300,7 +319,10 @@ func (d *Discoverer) Sync(ctx context.Context) error {
 	}
 	text := x.text
 	unlock()
-	_, err = text.wait(ctx)
+	if _, err := text.wait(ctx); err != nil {
+		return err
+	}
+	_, err = text.relevance(ctx)
 	return err
 }
 
@@ -528,7 +550,7 @@ func (d *Discoverer) Lookup(ctx context.Context, id hashing.Digest) (Result, err
 	if err := hashing.DecodeStrict(raw, &b); err != nil {
 		return Result{}, fmt.Errorf("discover: evidence %s: %v: %w", id, err, ErrCorrupt)
 	}
-	res := Result{ID: id, Registry: b.Registry, Version: b.Version, Terms: b.Terms, Matches: b.Matches, Unresolved: b.Unresolved, OK: b.OK}
+	res := Result{ID: id, Registry: b.Registry, Version: b.Version, Terms: b.Terms, Matches: b.Matches, Unresolved: b.Unresolved, OK: b.OK, Relevance: b.Relevance}
 	if canon, err := res.Canonical(); err != nil || hashing.SumSHA256(canon) != id {
 		return Result{}, fmt.Errorf("discover: evidence %s does not re-encode to its bytes: %w", id, ErrCorrupt)
 	}

@@ -21,6 +21,6 @@ var (
 	ErrBadQuery = errors.New("bad discovery query")
 
 	// ErrStarting is returned by Ready while the text index the keyword
-	// tier reads is still being built.
-	ErrStarting = errors.New("discovery is starting: the text index is being built")
+	// tier reads or the relevance tier's index is still being built.
+	ErrStarting = errors.New("discovery is starting: the text indexes are being built")
 )

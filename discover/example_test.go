@@ -58,9 +58,12 @@ func ExampleDiscoverer_Discover() {
 		fmt.Println(line)
 	}
 	fmt.Printf("unresolved %q, ok %v\n", r.Unresolved, r.OK)
+	// The cue moves "momentum" to the opposite family: MOM_WZS is no
+	// longer a match. "crude oil" was read by the relevance tier, which
+	// found nothing relevant enough.
+	//
 	// Output:
 	// terms ["momentum" "crude" "oil" "other way round" "sharpe ratio"]
-	// "momentum" → MOM_WZS (family, alias, 0.9)
 	// "other way round" → MOM_REV (family, inversion, 0.4) inverts MOM_WZS
 	// "sharpe ratio" → SRP (metric, alias, 0.9)
 	// unresolved ["crude" "oil"], ok true

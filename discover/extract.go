@@ -35,6 +35,7 @@ var inversionCues = []string{
 	"upside down", "mirror image", "negate", "negated", "negative of",
 	"bet against", "betting against", "trade against", "trading against",
 	"go against", "going against", "contrary", "contrary to",
+	"fade", "fading", "faded", "fade out",
 	"instead of following", "rather than following",
 }
 

@@ -261,8 +261,30 @@ func FuzzDiscover(f *testing.F) {
 		if a.ID != b.ID || !slices.Equal(a.Terms, terms) {
 			t.Fatalf("%q: results differ on re-derivation", prompt)
 		}
-		if len(a.Matches)+len(a.Unresolved) < len(a.Terms) {
-			t.Fatalf("%q: a term is neither matched nor unresolved", prompt)
+		// Every term is matched, unresolved, read by a relevance tier
+		// that matched, or named a family an inversion cue moved away.
+		accounted := map[string]bool{}
+		for _, u := range a.Unresolved {
+			accounted[u] = true
+		}
+		for _, m := range a.Matches {
+			accounted[m.Term] = true
+			if m.Mode == ModeRelevance {
+				for _, rt := range a.Relevance.Terms {
+					accounted[rt] = true
+				}
+			}
+		}
+		inverted := 0
+		for _, m := range a.Matches {
+			if m.Mode == ModeInversion {
+				inverted++
+			}
+		}
+		for _, term := range a.Terms {
+			if !accounted[term] && inverted == 0 {
+				t.Fatalf("%q: term %q is neither matched nor unresolved", prompt, term)
+			}
 		}
 	})
 }

@@ -323,6 +323,10 @@ func (x *index) update(ctx context.Context, next *registry.Snapshot) error {
 	if err != nil {
 		return err
 	}
+	rel, err := x.text.relevance(ctx)
+	if err != nil {
+		return err
+	}
 	if x.text.dir != "" {
 		// The index on disk no longer holds the stamped version from here
 		// on: a crash before the new stamp means a rebuild at next start.
@@ -363,6 +367,7 @@ func (x *index) update(ctx context.Context, next *registry.Snapshot) error {
 		keys.each(func(e int, key []byte, tr tier) { x.terms.remove(string(key), tr, uint32(e)) })
 		x.removeForm(name)
 		batch.Delete(name)
+		rel.Remove(name)
 		if err := flush(); err != nil {
 			return err
 		}
@@ -404,6 +409,9 @@ func (x *index) update(ctx context.Context, next *registry.Snapshot) error {
 		if !c.Disc.Deprecated {
 			if err := batch.Index(name, textDocument(x.an, c)); err != nil {
 				return fmt.Errorf("discover: index %q: %w", name, err)
+			}
+			if err := rel.Add(relevanceDocument(&c)); err != nil {
+				return fmt.Errorf("discover: relevance index %q: %w", name, err)
 			}
 		}
 	}

@@ -79,9 +79,28 @@ func (x *index) match(ctx context.Context, terms []folded) (Result, error) {
 		tms[i] = tm
 	}
 
+	// A cue that also names an entry ("fade" is an alias of a reversal
+	// family) is read as a cue when another term names a family with an
+	// opposite: "fade the momentum" asks for momentum's opposite, not for
+	// the reversal and momentum side by side.
+	for i, tm := range tms {
+		if tm.cue || len(tm.ents) == 0 || !x.vocab.isCue(terms[i]) {
+			continue
+		}
+		for j, other := range tms {
+			if j != i && !other.cue && !x.vocab.isCue(terms[j]) && x.hasOpposable(other) {
+				tms[i] = termMatch{cue: true}
+				break
+			}
+		}
+	}
+
 	// Inversion: each cue inverts the families matched by the nearest
-	// terms (in term order) that matched a family; ties invert both.
+	// terms (in term order) that matched a family; ties invert both. The
+	// inverted families move to their opposites: they are no longer
+	// matches of the terms that named them.
 	inverted := make([][]Match, len(terms))
+	moved := make([]map[string]bool, len(terms)) // by term: the families inverted away
 	for i, tm := range tms {
 		if !tm.cue {
 			continue
@@ -107,7 +126,14 @@ func (x *index) match(ctx context.Context, terms []folded) (Result, error) {
 		for _, j := range near {
 			for _, e := range tms[j].ents {
 				fam := x.caps[e&entryMask].Name
-				for _, opp := range x.opposites(fam) {
+				opps := x.opposites(fam)
+				if len(opps) > 0 {
+					if moved[j] == nil {
+						moved[j] = map[string]bool{}
+					}
+					moved[j][fam] = true
+				}
+				for _, opp := range opps {
 					if seen[opp] {
 						continue
 					}
@@ -128,12 +154,29 @@ func (x *index) match(ctx context.Context, terms []folded) (Result, error) {
 		slices.SortFunc(inverted[i], func(a, b Match) int { return strings.Compare(a.Name, b.Name) })
 	}
 
+	// Relevance: the terms the named tiers left, read together.
+	var read []string
+	for i, tm := range tms {
+		if !tm.cue && len(tm.ents) == 0 {
+			read = append(read, terms[i].text)
+		}
+	}
+	rel, relMatches, err := x.relevant(ctx, read)
+	if err != nil {
+		return Result{}, err
+	}
+	res.Relevance = rel
+	relMatches = x.relevanceAdds(tms, inverted, relMatches)
+
 	var family, metric bool
 	for i, tm := range tms {
 		ms := inverted[i]
 		if !tm.cue {
 			ms = make([]Match, 0, len(tm.ents))
 			for _, e := range tm.ents {
+				if moved[i][x.caps[e&entryMask].Name] {
+					continue
+				}
 				m, err := x.newMatch(terms[i].text, e&entryMask, tm.mode)
 				if err != nil {
 					return Result{}, err
@@ -142,7 +185,9 @@ func (x *index) match(ctx context.Context, terms []folded) (Result, error) {
 			}
 		}
 		if len(ms) == 0 {
-			res.Unresolved = append(res.Unresolved, terms[i].text)
+			if len(moved[i]) == 0 && (len(relMatches) == 0 || tm.cue) {
+				res.Unresolved = append(res.Unresolved, terms[i].text)
+			}
 			continue
 		}
 		for _, m := range ms {
@@ -151,6 +196,11 @@ func (x *index) match(ctx context.Context, terms []folded) (Result, error) {
 		}
 		res.Matches = append(res.Matches, ms...)
 	}
+	for _, m := range relMatches {
+		family = family || m.Kind == registry.KindFamily
+		metric = metric || m.Kind == registry.KindMetric
+	}
+	res.Matches = append(res.Matches, relMatches...)
 	res.OK = family && metric
 	return res, nil
 }
@@ -158,6 +208,16 @@ func (x *index) match(ctx context.Context, terms []folded) (Result, error) {
 func (x *index) hasFamily(tm termMatch) bool {
 	for _, e := range tm.ents {
 		if x.caps[e&entryMask].Kind == registry.KindFamily {
+			return true
+		}
+	}
+	return false
+}
+
+// hasOpposable reports whether tm matched a family with an opposite.
+func (x *index) hasOpposable(tm termMatch) bool {
+	for _, e := range tm.ents {
+		if c := &x.caps[e&entryMask]; c.Kind == registry.KindFamily && len(x.opposites(c.Name)) > 0 {
 			return true
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/blevesearch/bleve/v2"
+
+	"github.com/groundgate/groundgate/discover/relevance"
 )
 
 // Ready follows the text index of the current version without waiting
@@ -28,7 +30,7 @@ func TestReady(t *testing.T) {
 	building := &index{text: newTextIndex(func(context.Context) (bleve.Index, string, error) {
 		<-release
 		return nil, "", failed
-	}, false)}
+	}, func(context.Context) (*relevance.Index, error) { return nil, nil }, false)}
 	d.mu.Lock()
 	d.cur = building
 	d.mu.Unlock()

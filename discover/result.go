@@ -18,15 +18,21 @@ const (
 	ModeTag       Mode = "tag"
 	ModeKeyword   Mode = "keyword"
 	ModeInversion Mode = "inversion"
+	ModeRelevance Mode = "relevance"
 )
 
-// Confidence of each mode. The first four are pinned by SPEC §4.
+// Confidence of each mode. The first four are pinned by SPEC §4. A
+// relevance match's confidence is its own, derived from its score and
+// below ConfidenceKeyword (SPEC §16): ConfidenceRelevanceMax at most.
 const (
 	ConfidenceExact     = 1.0
 	ConfidenceAlias     = 0.9
 	ConfidenceTag       = 0.7
 	ConfidenceKeyword   = 0.5
 	ConfidenceInversion = 0.4
+	// ConfidenceRelevanceMax bounds a relevance match's confidence:
+	// ⌊499·score⌋ thousandths for a score in 0…1.
+	ConfidenceRelevanceMax = 0.499
 )
 
 // tier orders modes: matches of one term are sorted by it.
@@ -42,8 +48,10 @@ func (m Mode) tier() int {
 		return 4
 	case ModeInversion:
 		return 5
+	case ModeRelevance:
+		return 6
 	}
-	return 6
+	return 7
 }
 
 func (m Mode) confidence() float64 {
@@ -72,7 +80,8 @@ type Match struct {
 	Name string        `json:"name"`
 	Kind registry.Kind `json:"kind"`
 	Mode Mode          `json:"mode"`
-	// Confidence is fixed by Mode.
+	// Confidence is fixed by Mode, except a relevance match's, which is
+	// derived from its score (thousandths, below 0.5).
 	Confidence float64 `json:"confidence"`
 	// Capability is the identity of the matched entry (sem, alg, impl).
 	Capability hashing.Digest `json:"capability"`
@@ -94,11 +103,15 @@ type Result struct {
 	Terms []string `json:"terms"`
 	// Matches are ordered by term order, then tier, then name.
 	Matches []Match `json:"matches"`
-	// Unresolved lists, in term order, the terms nothing matched.
+	// Unresolved lists, in term order, the terms nothing matched: those
+	// the named tiers left and the relevance tier did not match on.
 	Unresolved []string `json:"unresolved"`
 	// OK is true when at least one family and one metric were matched;
-	// inversion matches count.
+	// inversion and relevance matches count.
 	OK bool `json:"ok"`
+	// Relevance records what the relevance tier read when it ran; absent
+	// when it did not (fewer than two unresolved terms).
+	Relevance *Relevance `json:"relevance,omitempty"`
 }
 
 // body is the hashed shape of a Result: every field but the id, which is
@@ -110,6 +123,7 @@ type body struct {
 	Matches    []Match        `json:"matches"`
 	Unresolved []string       `json:"unresolved"`
 	OK         bool           `json:"ok"`
+	Relevance  *Relevance     `json:"relevance,omitempty"`
 }
 
 func (r Result) body() body {
@@ -120,6 +134,7 @@ func (r Result) body() body {
 		Matches:    nonNil(r.Matches),
 		Unresolved: nonNil(r.Unresolved),
 		OK:         r.OK,
+		Relevance:  r.Relevance,
 	}
 }
 

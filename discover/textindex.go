@@ -10,37 +10,46 @@ import (
 	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 
+	"github.com/groundgate/groundgate/discover/relevance"
 	"github.com/groundgate/groundgate/registry"
 )
 
-// textIndex is the keyword tier's bleve index of one registry version.
-// Only look-ups of terms of two or more words inside names and
-// descriptions read it, so it is made apart from the equality tiers' maps:
+// textIndex is the keyword tier's bleve index of one registry version and
+// the relevance tier's index of it. Only look-ups of terms of two or more
+// words inside names and descriptions and the relevance tier read them, so
+// they are made apart from the equality tiers' maps:
 // at most once, in the background, either as soon as the version is
 // indexed (a server, so that it is ready before a request needs it) or on
 // the first look-up that needs it (one-shot commands, which usually never
 // do). Made means built from the snapshot, or opened from a textDir when
 // one holds it.
 type textIndex struct {
-	build func(ctx context.Context) (bleve.Index, string, error)
-	ctx   context.Context
-	stop  context.CancelFunc
-	once  sync.Once
-	ready chan struct{} // closed when bl, dir and err are set
+	build    func(ctx context.Context) (bleve.Index, string, error)
+	buildRel func(ctx context.Context) (*relevance.Index, error)
+	ctx      context.Context
+	stop     context.CancelFunc
+	once     sync.Once
+	ready    chan struct{} // closed when bl, dir and err are set
+	relReady chan struct{} // closed when rel and relErr are set
 
 	bl  bleve.Index
 	dir string // the textDir subdirectory holding bl; "" in memory
 	err error
+
+	// The relevance tier's index, made beside the bleve index (not after
+	// it: a keyword look-up does not wait for it).
+	rel    *relevance.Index
+	relErr error
 }
 
 // newTextIndex returns the text index build makes (returning the index,
-// the textDir subdirectory it lives in or "", or an error); eager starts
-// making it now.
-func newTextIndex(build func(context.Context) (bleve.Index, string, error), eager bool) *textIndex {
+// the textDir subdirectory it lives in or "", or an error) and the
+// relevance index buildRel makes; eager starts making them now.
+func newTextIndex(build func(context.Context) (bleve.Index, string, error), buildRel func(context.Context) (*relevance.Index, error), eager bool) *textIndex {
 	// Detached from any request: a build outlives the request that started
 	// it, and only close stops it.
 	ctx, stop := context.WithCancel(context.Background())
-	t := &textIndex{build: build, ctx: ctx, stop: stop, ready: make(chan struct{})}
+	t := &textIndex{build: build, buildRel: buildRel, ctx: ctx, stop: stop, ready: make(chan struct{}), relReady: make(chan struct{})}
 	if eager {
 		t.start()
 	}
@@ -52,6 +61,10 @@ func (t *textIndex) start() {
 		go func() {
 			defer close(t.ready)
 			t.bl, t.dir, t.err = t.build(t.ctx)
+		}()
+		go func() {
+			defer close(t.relReady)
+			t.rel, t.relErr = t.buildRel(t.ctx)
 		}()
 	})
 }
@@ -67,32 +80,59 @@ func (t *textIndex) wait(ctx context.Context) (bleve.Index, error) {
 	}
 }
 
-// state reports, without waiting, nil once the index is made, ErrStarting
-// while it is being made (starting it if it was not), or why it failed.
-func (t *textIndex) state() error {
+// relevance returns the relevance index, making the indexes first if
+// nobody has asked yet.
+func (t *textIndex) relevance(ctx context.Context) (*relevance.Index, error) {
 	t.start()
 	select {
-	case <-t.ready:
-		return t.err
-	default:
-		return ErrStarting
+	case <-t.relReady:
+		return t.rel, t.relErr
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
+}
+
+// state reports, without waiting, nil once both indexes are made,
+// ErrStarting while one is being made (starting them if they were not),
+// or why one failed.
+func (t *textIndex) state() error {
+	t.start()
+	for _, c := range []struct {
+		ready <-chan struct{}
+		err   *error
+	}{{t.ready, &t.err}, {t.relReady, &t.relErr}} {
+		select {
+		case <-c.ready:
+			if *c.err != nil {
+				return *c.err
+			}
+		default:
+			return ErrStarting
+		}
+	}
+	return nil
 }
 
 // close stops a build in progress, waits for it and closes the index.
 func (t *textIndex) close() {
 	t.stop()
 	t.once.Do(func() { // never started: nothing to wait for
-		t.err = errIndexClosed
+		t.err, t.relErr = errIndexClosed, errIndexClosed
 		close(t.ready)
+		close(t.relReady)
 	})
 	<-t.ready
+	<-t.relReady
 	if t.bl != nil {
 		t.bl.Close()
 		t.bl = nil
 	}
+	t.rel = nil
 	if t.err == nil {
 		t.err = errIndexClosed
+	}
+	if t.relErr == nil {
+		t.relErr = errIndexClosed
 	}
 }
 

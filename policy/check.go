@@ -505,7 +505,8 @@ func describePoint(w []Assignment) string {
 }
 
 // FieldName writes a pointer as the request field it names: /params/x →
-// params.x, /facts/data/rows → data.rows, /tool → tool, and a pointer
+// params.x, /facts/data/rows → data.rows, /tool → tool,
+// /grounding/confidence → grounding.confidence, and a pointer
 // into a call's arguments as "arguments" followed by it, escapes kept:
 // /arguments/options/depth → arguments/options/depth.
 func FieldName(ptr string) string {
@@ -522,6 +523,8 @@ func FieldName(ptr string) string {
 		return "data." + p.Param
 	case "arguments":
 		return "arguments" + p.Param
+	case "grounding":
+		return "grounding." + p.Param
 	}
 	return p.Field
 }

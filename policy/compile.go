@@ -30,7 +30,7 @@ type Compiled struct {
 	symbols  map[string]bool   // every symbol the policy declares or defines
 	commands []smt.Sexp        // declare-const and define-fun, in order
 	asserts  []assertion
-	calls    bool // binds /tool or /arguments/…: governs tool calls only
+	calls    bool // binds /tool, /arguments/… or /grounding/…: governs tool calls only
 	requests bool // binds a request's fields: governs requests only
 }
 
@@ -89,8 +89,8 @@ func (c *Compiled) Pointers() []Pointer {
 }
 
 // AppliesTo reports whether the policy governs a request with this family
-// and metric. A policy that binds /tool or /arguments/… governs tool calls
-// only (ForTool).
+// and metric. A policy that binds /tool, /arguments/… or /grounding/…
+// governs tool calls only (ForTool).
 func (c *Compiled) AppliesTo(family, metric string) bool {
 	if c.calls {
 		return false
@@ -130,8 +130,8 @@ func (c *Compiled) GovernsTool(name string) bool {
 	return slices.Contains(c.Policy.AppliesTo, string(registry.KindTool)) || slices.Contains(c.Policy.AppliesTo, name)
 }
 
-// ForCalls reports whether the policy binds /tool or /arguments/…: it then
-// governs tool calls only.
+// ForCalls reports whether the policy binds /tool, /arguments/… or
+// /grounding/…: it then governs tool calls only.
 func (c *Compiled) ForCalls() bool { return c.calls }
 
 // kinds a policy may name in applies_to: a request names a family and a
@@ -367,9 +367,9 @@ func Compile(name string, p Policy) (*Compiled, error) {
 }
 
 // checkScope sets what the policy governs from what it binds, and refuses
-// a policy that would govern what it cannot read: a tool call has /tool and
-// /arguments/… only, a request (a family's, a pipeline's, a step's) has
-// no tool and no arguments. Such a policy would refuse every call or
+// a policy that would govern what it cannot read: a tool call has /tool,
+// /arguments/… and /grounding/… only, a request (a family's, a
+// pipeline's, a step's) has no tool, arguments or call grounding. Such a policy would refuse every call or
 // request it governs as missing. A policy that binds neither may govern
 // both (a blanket rule).
 func (c *Compiled) checkScope(add func(field, format string, args ...any)) {
@@ -400,7 +400,7 @@ func (c *Compiled) checkScope(add func(field, format string, args ...any)) {
 	case c.requests:
 		for i, a := range c.Policy.AppliesTo {
 			if a == string(registry.KindTool) || len(a) > MaxNameLen && IsToolName(a) {
-				add(fmt.Sprintf("applies_to[%d]", i), "%q governs tool calls, but the policy binds %s to %s, which a tool call does not have (a call has /tool and /arguments/…)", clip(a), req.Const, req.Ptr.Text)
+				add(fmt.Sprintf("applies_to[%d]", i), "%q governs tool calls, but the policy binds %s to %s, which a tool call does not have (a call has /tool, /arguments/… and /grounding/…)", clip(a), req.Const, req.Ptr.Text)
 			}
 		}
 	}
@@ -514,7 +514,7 @@ func (c *Compiled) CheckRegistry(snap *registry.Snapshot) error {
 			switch {
 			case cp.Name == a && cp.Kind == registry.KindTool && c.requests:
 				fe = append(fe, registry.FieldError{Field: fmt.Sprintf("applies_to[%d]", i),
-					Problem: fmt.Sprintf("%s is a tool, but the policy binds a request's fields (%s), which a tool call does not have (a call has /tool and /arguments/…)", a, c.pointersText(false))})
+					Problem: fmt.Sprintf("%s is a tool, but the policy binds a request's fields (%s), which a tool call does not have (a call has /tool, /arguments/… and /grounding/…)", a, c.pointersText(false))})
 				continue
 			case cp.Name == a && cp.Kind != registry.KindTool && c.calls:
 				fe = append(fe, registry.FieldError{Field: fmt.Sprintf("applies_to[%d]", i),

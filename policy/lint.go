@@ -308,10 +308,11 @@ func undecidedWhy(err error) (string, bool) {
 // metric, and reporting every pair of named policies as overlapping would
 // drown the real conflicts.
 //
-// A policy that binds a tool call's fields (/tool, /arguments/…) governs
-// calls only; it overlaps another only when both can govern a call: one
-// names the kind tool, or both name one tool. (Family and metric mean
-// nothing to a call: the scope is then unrestricted.)
+// A policy that binds a tool call's fields (/tool, /arguments/…,
+// /grounding/…) governs calls only; it overlaps another only when both
+// can govern a call: one names the kind tool, or both name one tool.
+// (Family and metric mean nothing to a call: the scope is then
+// unrestricted.)
 func overlap(a, b *Compiled) (func(fam, met string) string, bool) {
 	if a.calls || b.calls {
 		if !governsCalls(a) || !governsCalls(b) {
@@ -553,6 +554,15 @@ func (q *query) declare(cr *carrier) {
 		fmt.Fprintf(&q.b, "(assert (<= 1 %s %d))\n", cr.sym, MaxGridPoints)
 	case cr.ptr.Field == "facts" && DataFacts[cr.ptr.Param] == "Int":
 		fmt.Fprintf(&q.b, "(assert (<= 0 %s %s))\n", cr.sym, maxInt)
+	case cr.ptr.Field == "grounding" && cr.ptr.Param == "confidence":
+		fmt.Fprintf(&q.b, "(assert (<= 0.0 %s 1.0))\n", cr.sym)
+	case cr.ptr.Field == "grounding":
+		q.b.WriteString("(assert (or")
+		for _, m := range GroundingModes {
+			lit, _ := stringLiteral(m)
+			fmt.Fprintf(&q.b, " (= %s %s)", cr.sym, lit)
+		}
+		q.b.WriteString("))\n")
 	case cr.numSort() == "Int":
 		fmt.Fprintf(&q.b, "(assert (<= (- %s) %s %s))\n", maxInt, cr.sym, maxInt)
 	}

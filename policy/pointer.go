@@ -38,12 +38,23 @@ import (
 //	                          RFC 6901 pointer into the call's arguments
 //	                          object (member names unescaped: ~1 is '/',
 //	                          ~0 is '~'; an array's items by index)
+//	/grounding/mode           String  how the evidence the call cites
+//	                          grounded the tool: the mode of its match
+//	                          (GroundingModes), "exempt" for an exempt
+//	                          read (SPEC §14: no evidence needed)
+//	/grounding/confidence     Real    that match's confidence, the exact
+//	                          decimal the evidence writes (0.7 is seven
+//	                          tenths); 0 for an exempt read
+//
+// When several matches of the evidence name the tool (two terms found
+// it), the one with the highest confidence grounds it (see Grounding).
 type Pointer struct {
 	Text  string // as written
-	Field string // "family", "metric", "data", "params", "grid/points", "facts", "tool", "arguments"
+	Field string // "family", "metric", "data", "params", "grid/points", "facts", "tool", "arguments", "grounding"
 	// Param is, for "params", the parameter name; for "facts", the fact;
 	// for "arguments", the pointer into the arguments object as written
-	// ("/options/depth", escapes kept).
+	// ("/options/depth", escapes kept); for "grounding", "mode" or
+	// "confidence".
 	Param string
 }
 
@@ -55,9 +66,36 @@ const (
 )
 
 // ForCall reports whether the pointer reads a tool call (/tool,
-// /arguments/…) rather than a request's family, metric, data, params,
-// grid or facts.
-func (p Pointer) ForCall() bool { return p.Field == "tool" || p.Field == "arguments" }
+// /arguments/…, /grounding/…) rather than a request's family, metric,
+// data, params, grid or facts.
+func (p Pointer) ForCall() bool {
+	return p.Field == "tool" || p.Field == "arguments" || p.Field == "grounding"
+}
+
+// GroundingExempt is /grounding/mode of an exempt read: a read-only tool
+// of an upstream that grounds only writes, called without a match.
+const GroundingExempt = "exempt"
+
+// GroundingModes are the values /grounding/mode can take: the discovery
+// modes (discover.Mode: SPEC §4's four, groundgate's inversion, SPEC §16's
+// relevance) in the cascade's tier order, and GroundingExempt. Lint ranges
+// /grounding/mode over them (and /grounding/confidence over [0, 1]).
+var GroundingModes = []string{"exact", "alias", "tag", "keyword", "inversion", "relevance", GroundingExempt}
+
+// Grounding is how a call was grounded (/grounding/…): the mode and
+// confidence of the evidence's match for the tool, or GroundingExempt
+// and 0 for an exempt read.
+type Grounding struct {
+	Mode string
+	// Confidence is the match's confidence: Num of the evidence's float64,
+	// whose shortest decimal is what the evidence's JSON writes (0.7,
+	// 0.499), so a policy compares the decimal an auditor reads.
+	Confidence Value
+}
+
+// ExemptGrounding is the grounding of an exempt read: mode "exempt",
+// confidence 0 (no words grounded it; every match's confidence is above).
+func ExemptGrounding() Grounding { return Grounding{Mode: GroundingExempt, Confidence: Num(0)} }
 
 // DataFacts are the facts of a data source a policy can bind, with their
 // sorts.
@@ -101,8 +139,10 @@ func ParsePointer(text string) (Pointer, error) {
 		p.Field = "grid/points"
 	case len(toks) == 3 && toks[0] == "facts" && toks[1] == "data" && DataFacts[toks[2]] != "":
 		p.Field, p.Param = "facts", toks[2]
+	case len(toks) == 2 && toks[0] == "grounding" && (toks[1] == "mode" || toks[1] == "confidence"):
+		p.Field, p.Param = "grounding", toks[1]
 	default:
-		return Pointer{}, fmt.Errorf("%q points to no field a policy can bind (/family, /metric, /data, /params/NAME, /grid/points, /facts/data/NAME; of a tool call /tool, /arguments/…)", clip(text))
+		return Pointer{}, fmt.Errorf("%q points to no field a policy can bind (/family, /metric, /data, /params/NAME, /grid/points, /facts/data/NAME; of a tool call /tool, /arguments/…, /grounding/mode, /grounding/confidence)", clip(text))
 	}
 	return p, nil
 }
@@ -134,6 +174,10 @@ func (p Pointer) Sorts() []string {
 		return []string{DataFacts[p.Param]}
 	case "arguments":
 		return []string{"Int", "Real", "String", "Bool"}
+	case "grounding":
+		if p.Param == "confidence" {
+			return []string{"Real"}
+		}
 	}
 	return []string{"String"}
 }
@@ -283,6 +327,10 @@ type Request struct {
 	// input schema). A call spans no grid: it is one point.
 	Tool      string
 	Arguments json.RawMessage
+	// Grounding is how the call was grounded (/grounding/…); nil when the
+	// evidence did not match the tool and the call is no exempt read (it
+	// is refused F3 anyway), and a policy reading it refuses as missing.
+	Grounding *Grounding
 }
 
 // valueError is a pointer's value that no bound constant can hold: an
@@ -328,6 +376,16 @@ func (r Request) values(p Pointer) ([]Value, error) {
 			return nil, err
 		}
 		return []Value{v}, nil
+	case "grounding":
+		switch {
+		case r.Tool == "":
+			return nil, fmt.Errorf("the request is not a tool call: it has no grounding")
+		case r.Grounding == nil:
+			return nil, fmt.Errorf("the evidence did not discover %s, and it is no exempt read", r.Tool)
+		case p.Param == "mode":
+			return []Value{Str(r.Grounding.Mode)}, nil
+		}
+		return []Value{r.Grounding.Confidence}, nil
 	}
 	if p.Field == "facts" {
 		if r.Facts == nil {

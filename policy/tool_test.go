@@ -180,8 +180,9 @@ func call(tool, args string) Request {
 	return Request{Tool: tool, Arguments: json.RawMessage(args)}
 }
 
-// Policies over tool calls admit and refuse calls by their tool and
-// arguments, under both solvers, with identical refusals.
+// Policies over tool calls admit and refuse calls by their tool, their
+// arguments and how they were grounded, under both solvers, with
+// identical refusals.
 func TestToolPolicies(t *testing.T) {
 	sandbox := toolPolicy(t, "sandbox", `(declare-const path String) (declare-const allow Bool)
 		(assert (! (=> allow (str.prefixof "/tmp/allowed/" path)) :named under_tmp_allowed))
@@ -206,6 +207,16 @@ func TestToolPolicies(t *testing.T) {
 	escaped := toolPolicy(t, "escaped", `(declare-const v String) (declare-const allow Bool)
 		(assert (! (=> allow (= v "ok")) :named is_ok)) (assert (=> (= v "ok") allow))`,
 		map[string]string{"v": "/arguments/a~1b/c~0d"})
+	// How the call was grounded (/grounding/…): grounding_test.go.
+	named := destructiveNeedsName(t)
+	half := toolPolicy(t, "at_least_half", `(declare-const c Real) (declare-const allow Bool)
+		(assert (! (=> allow (>= c 0.5)) :named half)) (assert (=> (>= c 0.5) allow))`,
+		map[string]string{"c": "/grounding/confidence"}, "db.query")
+	noKeyword := toolPolicy(t, "no_keyword", `(declare-const mode String) (declare-const allow Bool)
+		(assert (! (=> allow (not (= mode "keyword"))) :named not_by_keyword)) (assert (=> (not (= mode "keyword")) allow))`,
+		map[string]string{"mode": "/grounding/mode"})
+
+	noGround := call("fs.delete_file", `{}`) // no match, no exemption
 
 	cases := []struct {
 		name   string
@@ -263,6 +274,27 @@ func TestToolPolicies(t *testing.T) {
 		{"escaped member", escaped, call("x.y", `{"a/b": {"c~d": "ok"}}`), "", nil, ""},
 		{"escaped member refused", escaped, call("x.y", `{"a/b": {"c~d": "no"}}`), ReasonViolated, []string{"is_ok"}, ""},
 		{"escaped member not unescaped twice", escaped, call("x.y", `{"a~1b": {"c~0d": "ok"}}`), ReasonMissing, nil, "have no /a~1b/c~0d"},
+
+		{"keyword 0.5 refused", named, grounded("fs.delete_file", "keyword", 0.5), ReasonViolated, []string{"destructive_needs_confidence_0_7"}, "grounding.confidence=0.5"},
+		{"inversion 0.4 refused", named, grounded("shop.delete_all", "inversion", 0.4), ReasonViolated, []string{"destructive_needs_confidence_0_7"}, "grounding.confidence=0.4"},
+		{"relevance 0.437 refused", named, grounded("shop.delete_all", "relevance", 0.437), ReasonViolated, []string{"destructive_needs_confidence_0_7"}, "grounding.confidence=0.437"},
+		{"a hair under 0.7 refused", named, grounded("fs.delete_file", "relevance", 0.699), ReasonViolated, nil, "grounding.confidence=0.699"},
+		{"tag 0.7 admitted", named, grounded("fs.delete_file", "tag", 0.7), "", nil, ""},
+		{"alias 0.9 admitted", named, grounded("fs.delete_file", "alias", 0.9), "", nil, ""},
+		{"exact 1.0 admitted", named, grounded("fs.delete_file", "exact", 1.0), "", nil, ""},
+		{"another tool by keyword", named, grounded("fs.read_text_file", "keyword", 0.5), "", nil, ""},
+		{"an exempt read", named, exempt("fs.read_text_file"), "", nil, ""},
+		{"a destructive tool exempt", named, exempt("shop.delete_all"), ReasonViolated, []string{"destructive_needs_confidence_0_7"}, "grounding.confidence=0"},
+		{"no grounding", named, noGround, ReasonMissing, nil, "the evidence did not discover fs.delete_file"},
+		{"not a call", named, Request{Family: "MOM_WZS"}, ReasonMissing, nil, "not a tool call"},
+
+		{"0.5 is at least 0.5", half, grounded("db.query", "keyword", 0.5), "", nil, ""},
+		{"0.499 is not", half, grounded("db.query", "relevance", 0.499), ReasonViolated, []string{"half"}, "grounding.confidence=0.499"},
+		{"exempt is 0", half, exempt("db.query"), ReasonViolated, []string{"half"}, "grounding.confidence=0"},
+
+		{"mode keyword refused", noKeyword, grounded("fs.write_file", "keyword", 0.5), ReasonViolated, []string{"not_by_keyword"}, `grounding.mode="keyword"`},
+		{"mode alias admitted", noKeyword, grounded("fs.write_file", "alias", 0.9), "", nil, ""},
+		{"mode exempt admitted", noKeyword, exempt("fs.read_text_file"), "", nil, ""},
 	}
 	pools := corpusPools(t)
 	got := map[string][][]Refusal{}

@@ -10,9 +10,9 @@
 # docs/docs_test.go), and node with npm (the real MCP servers the gateway
 # tests run: tools/package.json pins them, tools/package-lock.json locks
 # them). Each missing one is installed from its Debian package with
-# apt-get (as root, or through sudo); then, when tools/node_modules is
-# missing or older than the lockfile, `npm ci --prefix tools` installs the
-# locked packages (node_modules is not committed).
+# apt-get (as root, or through sudo: scripts/lib/apt.sh); then, when
+# tools/node_modules is missing or older than the lockfile, `npm ci --prefix
+# tools` installs the locked packages (node_modules is not committed).
 #
 # Then GROUNDGATE_REQUIRE_TOOLS=1: a test whose tool is still missing fails
 # instead of skipping. GROUNDGATE_PYTHON (default /usr/bin/python3, the
@@ -40,24 +40,15 @@ missing() {
   echo "${pkgs[*]:-}"
 }
 
+# shellcheck source=scripts/lib/apt.sh
+. scripts/lib/apt.sh
 need=$(missing)
 if [ -n "$need" ]; then
-  if ! command -v apt-get >/dev/null 2>&1; then
-    echo "scripts/test.sh: missing (Debian package names): $need; install them, or set GROUNDGATE_PYTHON to a python3 with pandas, numpy and cryptography" >&2
+  # shellcheck disable=SC2086 # $need is a list of package names
+  if ! apt_install $need; then
+    echo "scripts/test.sh: could not install $need (or set GROUNDGATE_PYTHON to a python3 with pandas, numpy and cryptography)" >&2
     exit 1
   fi
-  sudo=""
-  if [ "$(id -u)" -ne 0 ]; then
-    if ! command -v sudo >/dev/null 2>&1; then
-      echo "scripts/test.sh: missing $need; run as root, or with sudo, to install them" >&2
-      exit 1
-    fi
-    sudo=sudo
-  fi
-  echo "== apt-get install $need"
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  # shellcheck disable=SC2086 # $need is a list of package names
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $need >/dev/null
   still=$(missing)
   if [ -n "$still" ]; then
     echo "scripts/test.sh: still missing after apt-get install: $still (GROUNDGATE_PYTHON=$GROUNDGATE_PYTHON)" >&2

@@ -102,6 +102,17 @@ func appendDiscovery(b []byte, r *discover.Result) ([]byte, bool) {
 	list(r.Unresolved)
 	b = append(b, `,"ok":`...)
 	b = strconv.AppendBool(b, r.OK)
+	if rel := r.Relevance; rel != nil {
+		b = append(b, `,"relevance":{"terms":`...)
+		list(rel.Terms)
+		for _, f := range []struct{ key, s string }{{`,"scoring":`, rel.Scoring}, {`,"vectors":`, rel.Vectors}, {`,"index":`, rel.Index}} {
+			b = append(b, f.key...)
+			if ok {
+				b, ok = hashing.AppendPlainString(b, f.s)
+			}
+		}
+		b = append(b, '}')
+	}
 	return append(b, '}'), ok
 }
 

@@ -9,8 +9,11 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
+
+	"github.com/groundgate/groundgate/internal/testio"
 )
 
 // sourceSHA256 is the SHA-256 of the npm tarball of
@@ -143,7 +146,10 @@ func TestSimilarities(t *testing.T) {
 }
 
 // TestGolden pins integer cosines, so that a build for another
-// architecture (GOARCH=arm64, GOAMD64=v1/v3) shows the same numbers.
+// architecture (GOARCH=arm64, GOAMD64=v1/v3) shows the same numbers: a few
+// by value, and many more by the SHA-256 of sweep's lines.
+// tools/determinism.sh runs it on those builds and compares what it
+// printed (testio.PrintGolden).
 func TestGolden(t *testing.T) {
 	tab := table(t)
 	var got []string
@@ -152,14 +158,43 @@ func TestGolden(t *testing.T) {
 	}
 	c, _ := tab.PhraseCosine([]string{"keep", "risk", "constant"}, []string{"volatility", "scaling"})
 	got = append(got, fmt.Sprintf("keep risk constant~volatility scaling %d", c))
+	sum := sha256.Sum256([]byte(sweep(tab)))
+	got = append(got, "sweep sha256:"+hex.EncodeToString(sum[:]))
 	want := []string{
 		"buy~purchase 831805", "buy~banana 199298", "file~document 596459", "file~weather 135021",
 		"king~queen 751853", "momentum~volatility 501101", "keep risk constant~volatility scaling 579620",
+		"sweep sha256:99d2a173966fa23aa697674faacc1742b181bc8637a7a054e6fb65c73090c625",
 	}
-	t.Log(got)
+	testio.PrintGolden(t, []byte(strings.Join(got, "\n")+"\n"))
 	if !slices.Equal(got, want) {
 		t.Errorf("cosines\n got %q\nwant %q", got, want)
 	}
+}
+
+// sweep is a line with the cosine of each of 2000 random word pairs and
+// of 500 random pairs of weighted phrases (up to 8 words, weights up to
+// 2¹⁶, so that many of the products take cosMicro's big path).
+func sweep(tab *Table) string {
+	r := rand.New(rand.NewPCG(27, 1))
+	var b strings.Builder
+	for range 2000 {
+		x, y := tab.Word(r.IntN(tab.Len())), tab.Word(r.IntN(tab.Len()))
+		c, _ := tab.Cosine(x, y)
+		fmt.Fprintf(&b, "%s~%s %d\n", x, y, c)
+	}
+	phrase := func() Phrase {
+		var p Phrase
+		for range 1 + r.IntN(8) {
+			tab.Add(&p, tab.Word(r.IntN(tab.Len())), 1+r.IntN(1<<16))
+		}
+		return p
+	}
+	for range 500 {
+		p, q := phrase(), phrase()
+		c, _ := CosinePhrases(&p, &q)
+		fmt.Fprintf(&b, "%v~%v %d\n", p.Vector(), q.Vector(), c)
+	}
+	return b.String()
 }
 
 func TestDeterminism(t *testing.T) {

@@ -13,10 +13,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/groundgate/groundgate/internal/testio"
 	"github.com/groundgate/groundgate/wordvec"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/golden.json")
+var update = flag.Bool("update", false, "rewrite testdata/golden.txt")
 
 var (
 	vecOnce sync.Once
@@ -194,10 +195,13 @@ func TestDeterminism(t *testing.T) {
 }
 
 // TestGolden pins the integer scores of the fixture (go test -update
-// rewrites it). The same file must pass on every GOARCH and GOAMD64.
+// rewrites it). The same file must pass on every GOARCH and GOAMD64:
+// tools/determinism.sh runs it on GOAMD64=v1, v3 and GOARCH=arm64 and
+// compares what it printed (testio.PrintGolden).
 func TestGolden(t *testing.T) {
 	x := newIndex(t, fixture)
 	got := x.Scoring() + "\n" + x.Digest() + "\n" + answers(t, x)
+	testio.PrintGolden(t, []byte(got))
 	path := filepath.Join("testdata", "golden.txt")
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {

@@ -31,6 +31,12 @@
 // bleve's own BM25 scoring of one text field holding all of a document's
 // words (standard analyser, names split at underscores), the k best.
 //
+// Two more rows run the cascade as the server does: each data set's tools
+// registered as the tools of one upstream (gateway.ToolEntry) in a real
+// registry, every request discovered by package discover. "cascade, named
+// tiers" counts the exact, alias, tag, keyword and inversion matches (the
+// cascade before the relevance tier), "cascade + relevance" every match.
+//
 // --quick prints the relevance rule's rows and the top-5 baselines only (for
 // calibration with --config). --sweep prints, for the dev half of StableToolBench, the figures of a
 // grid of thresholds and margins (what calibrated them).
@@ -38,6 +44,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -196,6 +203,33 @@ func run(args []string, stdout io.Writer) error {
 		return runSweep(stdout, vec, cfg, tbDocs, tbReqs, tauDocs, tauReqs)
 	}
 
+	// The cascade as the server runs it, over each data set's tools.
+	ctx := context.Background()
+	tmp, err := os.MkdirTemp("", "relevance-eval")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	cascades := map[string]*cascade{}
+	for _, ds := range []struct {
+		name, file, upstream string
+		tau                  bool
+	}{
+		{"stabletoolbench", filepath.Join(*data, "tool-discovery", "stabletoolbench-tools.json"), "tb", false},
+		{"tau-airline", filepath.Join(*data, "tau-airline", "tools.json"), "airline", true},
+	} {
+		tools, err := cascadeTools(ds.file, ds.tau)
+		if err != nil {
+			return err
+		}
+		c, err := openCascade(ctx, tmp, ds.upstream, tools)
+		if err != nil {
+			return fmt.Errorf("%s: %w", ds.name, err)
+		}
+		defer c.Close()
+		cascades[ds.name] = c
+	}
+
 	var rows []Row
 	for _, dev := range halves {
 		half := map[bool]string{true: "dev", false: "test"}[dev]
@@ -231,6 +265,11 @@ func run(args []string, stdout io.Writer) error {
 					f    func(string) []string
 				}{methods[0], methods[2], methods[4]}
 			}
+			crows, err := cascadeRows(ctx, cascades[ds.name], ds.name, half, reqs)
+			if err != nil {
+				return err
+			}
+			rows = append(rows, crows...)
 			for _, m := range methods {
 				var s Stats
 				for _, r := range reqs {
