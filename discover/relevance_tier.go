@@ -201,7 +201,8 @@ func (x *index) relevant(ctx context.Context, read []string) (*Relevance, []Matc
 // mostly wrong, undiscoverable prompts included (docs/discovery.md), so a
 // family takes a name, an alias, a tag, a keyword or an inversion cue. An
 // entry of a kind the request named (by name, alias or tag, or by an
-// inversion cue) is not second-guessed by the words around it either.
+// inversion cue) is not second-guessed by the words around it either, and
+// the matches kept are of one kind, the best's.
 func (x *index) relevanceAdds(tms []termMatch, inverted [][]Match, ms []Match) []Match {
 	if len(ms) == 0 {
 		return ms
@@ -219,7 +220,10 @@ func (x *index) relevanceAdds(tms []termMatch, inverted [][]Match, ms []Match) [
 	}
 	out := ms[:0:0]
 	for _, m := range ms {
-		if !named[m.Kind] {
+		// A request asks for one kind of thing: the best match that is
+		// kept says which (a tool, not the trading operations whose words
+		// happen to be near).
+		if !named[m.Kind] && (len(out) == 0 || m.Kind == out[0].Kind) {
 			out = append(out, m)
 		}
 	}
