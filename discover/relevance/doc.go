@@ -59,8 +59,8 @@
 // value over theirs), μ = Config.DiverseMilli/1000 (0.2), so a request
 // for two things gets both in front rather than five ways to do one.
 // Nothing matches unless the best stands out of the candidates'
-// distribution: its credit is at least Config.GateMilli/1000 (2.4) times
-// the Config.GateRank-th (50th, 0-based: the 51st) best credit (0 when
+// distribution: its credit is at least Config.GateMilli/1000 (2.1) times
+// the Config.GateRank-th (30th, 0-based: the 31st) best credit (0 when
 // there are fewer candidates), which is what lets a request no document
 // serves match nothing; and scores at least Config.ThresholdMicro (0.1).
 // Then, in diversified order, a document matches when its score is at
