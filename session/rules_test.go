@@ -10,11 +10,16 @@ import (
 	"github.com/groundgate/groundgate/session"
 )
 
-// basicEconomy is docs/sessions.md's example rule, "a basic economy
-// reservation cannot change flights", as a precondition of
+// basicEconomy is docs/sessions.md's example rule, policy.md's "Basic
+// economy flights cannot be modified", as a precondition of
 // airline.update_reservation_flights: the reservation the call names, as
-// get_reservation_details returned it in this session.
-const basicEconomy = `state.results["airline.get_reservation_details"]["reservation_id=" + arguments.reservation_id].cabin != "basic_economy"`
+// get_reservation_details returned it in this session, is not basic
+// economy, or the call keeps its flights (a cabin change, which policy.md
+// allows every reservation).
+const basicEconomy = `state.results["airline.get_reservation_details"]["reservation_id=" + arguments.reservation_id].cabin != "basic_economy" ||
+  (size(arguments.flights) == size(state.results["airline.get_reservation_details"]["reservation_id=" + arguments.reservation_id].flights) &&
+   arguments.flights.all(f, state.results["airline.get_reservation_details"]["reservation_id=" + arguments.reservation_id].flights.exists(g,
+     g.flight_number == f.flight_number && g.date == f.date)))`
 
 // sameAsLatest reads the state by latest: the last reservation read is the
 // one the call names (the form a static SMT pointer can bind).
@@ -43,7 +48,9 @@ func TestRulesReadTheState(t *testing.T) {
 		}
 	}
 	read := func(rid, cabin string) session.Observation {
-		v, ok, err := session.ResultValue(textResult(fmt.Sprintf(`{"reservation_id": %q, "cabin": %q, "flights": []}`, rid, cabin)))
+		v, ok, err := session.ResultValue(textResult(fmt.Sprintf(`{"reservation_id": %q, "cabin": %q, "flights": [
+			{"origin": "JFK", "destination": "SEA", "flight_number": "HAT100", "date": "2024-05-20", "price": 120},
+			{"origin": "SEA", "destination": "JFK", "flight_number": "HAT101", "date": "2024-05-25", "price": 130}]}`, rid, cabin)))
 		if err != nil || !ok {
 			t.Fatal(ok, err)
 		}
@@ -53,23 +60,29 @@ func TestRulesReadTheState(t *testing.T) {
 		name  string
 		reads []session.Observation
 		rid   string
+		kept  bool // the call keeps the reservation's flights
 		rule  string
 		want  any // bool, or nil: not evaluable
 	}{
-		{"basic economy refused", []session.Observation{read("ZFA04Y", "basic_economy")}, "ZFA04Y", basicEconomy, false},
-		{"economy allowed", []session.Observation{read("ZFA04Y", "economy")}, "ZFA04Y", basicEconomy, true},
-		{"reads the reservation the call names", []session.Observation{read("ZFA04Y", "basic_economy"), read("XYZ123", "economy")}, "ZFA04Y", basicEconomy, false},
-		{"not read: not evaluable", []session.Observation{read("XYZ123", "economy")}, "ZFA04Y", basicEconomy, nil},
-		{"empty state: not evaluable", nil, "ZFA04Y", basicEconomy, nil},
-		{"latest names the call's reservation", []session.Observation{read("XYZ123", "economy"), read("ZFA04Y", "economy")}, "ZFA04Y", sameAsLatest, true},
-		{"latest names another", []session.Observation{read("ZFA04Y", "economy"), read("XYZ123", "economy")}, "ZFA04Y", sameAsLatest, false},
+		{"basic economy changing flights refused", []session.Observation{read("ZFA04Y", "basic_economy")}, "ZFA04Y", false, basicEconomy, false},
+		{"basic economy changing cabin allowed", []session.Observation{read("ZFA04Y", "basic_economy")}, "ZFA04Y", true, basicEconomy, true},
+		{"economy changing flights allowed", []session.Observation{read("ZFA04Y", "economy")}, "ZFA04Y", false, basicEconomy, true},
+		{"reads the reservation the call names", []session.Observation{read("ZFA04Y", "basic_economy"), read("XYZ123", "economy")}, "ZFA04Y", false, basicEconomy, false},
+		{"not read: not evaluable", []session.Observation{read("XYZ123", "economy")}, "ZFA04Y", false, basicEconomy, nil},
+		{"empty state: not evaluable", nil, "ZFA04Y", false, basicEconomy, nil},
+		{"latest names the call's reservation", []session.Observation{read("XYZ123", "economy"), read("ZFA04Y", "economy")}, "ZFA04Y", false, sameAsLatest, true},
+		{"latest names another", []session.Observation{read("ZFA04Y", "economy"), read("XYZ123", "economy")}, "ZFA04Y", false, sameAsLatest, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := &session.State{}
 			for _, o := range tc.reads {
 				st = with(t, st, o)
 			}
-			args := json.RawMessage(fmt.Sprintf(`{"reservation_id": %q, "cabin": "economy"}`, tc.rid))
+			flights := `[{"flight_number": "HAT100", "date": "2024-05-20"}, {"flight_number": "HAT103", "date": "2024-05-26"}]`
+			if tc.kept {
+				flights = `[{"flight_number": "HAT101", "date": "2024-05-25"}, {"flight_number": "HAT100", "date": "2024-05-20"}]`
+			}
+			args := json.RawMessage(fmt.Sprintf(`{"reservation_id": %q, "cabin": "economy", "flights": %s, "payment_id": "credit_card_4421486"}`, tc.rid, flights))
 			var stateVal, argsVal map[string]any
 			if err := json.Unmarshal(st.Canonical(), &stateVal); err != nil {
 				t.Fatal(err)
