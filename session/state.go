@@ -38,6 +38,7 @@ type State struct {
 	latest  map[string]Latest                     // tool → its last result
 	n       int                                   // results held
 	canon   []byte                                // RFC 8785 form when n > 0
+	digest  hashing.Digest                        // SHA-256 of canon when n > 0
 }
 
 // Latest is a tool's last result and the arguments of the call that
@@ -123,7 +124,14 @@ func (s *State) Canonical() []byte {
 
 // Digest is the state's digest: SHA-256 of Canonical (a call footprint's
 // state layer, SPEC §14).
-func (s *State) Digest() hashing.Digest { return hashing.SumSHA256(s.Canonical()) }
+func (s *State) Digest() hashing.Digest {
+	if s.n == 0 {
+		return emptyDigest
+	}
+	return s.digest
+}
+
+var emptyDigest = hashing.SumSHA256(emptyState)
 
 func (s *State) encode() []byte {
 	raw, err := hashing.Canonical(stateDoc{Latest: s.latest, Results: s.results, Version: StateVersion})
@@ -180,6 +188,7 @@ func (s *State) With(lim Limits, obs ...Observation) (*State, error) {
 	if n := len(next.canon); n > lim.MaxBytes {
 		return nil, fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, n, lim.MaxBytes)
 	}
+	next.digest = hashing.SumSHA256(next.canon)
 	return next, nil
 }
 
@@ -374,6 +383,7 @@ func DecodeState(raw []byte) (*State, error) {
 	if !bytes.Equal(s.canon, raw) {
 		return nil, fmt.Errorf("%w: state does not re-encode to its bytes", hashing.ErrMalformed)
 	}
+	s.digest = hashing.SumSHA256(s.canon)
 	return s, nil
 }
 

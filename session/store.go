@@ -56,8 +56,9 @@ type Options struct {
 // Store keeps sessions on a bbolt file. It is safe for concurrent use;
 // writes to one session are serialised by bbolt's single writer.
 type Store struct {
-	db   *bolt.DB
-	opts Options
+	db    *bolt.DB
+	opts  Options
+	cache stateCache
 }
 
 // Open makes the buckets the store needs and returns it.
@@ -128,7 +129,7 @@ func (s *Store) Create(ctx context.Context, first NewTurn, agentDiscovery bool) 
 // Get returns a session with its turns and calls.
 func (s *Store) Get(ctx context.Context, id hashing.Digest) (*Session, error) {
 	var out *Session
-	err := s.view(ctx, id, func(tx *bolt.Tx, _ header) error {
+	err := s.inTx(ctx, id, reading, func(tx *bolt.Tx, _ header) error {
 		var err error
 		out, err = load(tx, id)
 		return err
@@ -140,7 +141,7 @@ func (s *Store) Get(ctx context.Context, id hashing.Digest) (*Session, error) {
 // ErrUnauthorized when it is not, and when no session has the id.
 func (s *Store) Authorize(ctx context.Context, id hashing.Digest, token string) error {
 	presented := hashing.SumSHA256([]byte(token))
-	err := s.view(ctx, id, func(_ *bolt.Tx, h header) error {
+	err := s.inTx(ctx, id, reading, func(_ *bolt.Tx, h header) error {
 		if subtle.ConstantTimeCompare(presented.Sum(), h.TokenSHA256.Sum()) != 1 {
 			return fmt.Errorf("%w: %s", ErrUnauthorized, id)
 		}
@@ -155,7 +156,7 @@ func (s *Store) Authorize(ctx context.Context, id hashing.Digest, token string) 
 // AddTurn records the next turn of an open session.
 func (s *Store) AddTurn(ctx context.Context, id hashing.Digest, t NewTurn) (*Session, error) {
 	var out *Session
-	err := s.update(ctx, id, true, func(tx *bolt.Tx, h header) error {
+	err := s.inTx(ctx, id, writeOpen, func(tx *bolt.Tx, h header) error {
 		if err := s.checkTurn(&t, h.AgentDiscovery); err != nil {
 			return err
 		}
@@ -173,9 +174,9 @@ func (s *Store) AddTurn(ctx context.Context, id hashing.Digest, t NewTurn) (*Ses
 // digest its header records.
 func (s *Store) State(ctx context.Context, id hashing.Digest) (*State, error) {
 	var st *State
-	err := s.view(ctx, id, func(tx *bolt.Tx, h header) error {
+	err := s.inTx(ctx, id, reading, func(tx *bolt.Tx, h header) error {
 		var err error
-		st, err = readState(tx, h)
+		st, err = s.cache.read(tx, h)
 		return err
 	})
 	return st, err
@@ -194,9 +195,10 @@ func (s *Store) AppendCall(ctx context.Context, id hashing.Digest, c Call) (Call
 	}
 	var (
 		rec     CallRecord
+		filed   *State // the state the call left, once committed
 		tooMuch error
 	)
-	err := s.update(ctx, id, true, func(tx *bolt.Tx, h header) error {
+	err := s.inTx(ctx, id, writeOpen, func(tx *bolt.Tx, h header) error {
 		rec = CallRecord{Seq: h.Calls, Hash: c.Hash, Tool: c.Tool, Decision: c.Decision, Outcome: c.Outcome,
 			At: s.now(), State: h.State, Filed: []Filed{}}
 		if !c.Read.IsZero() {
@@ -204,7 +206,7 @@ func (s *Store) AppendCall(ctx context.Context, id hashing.Digest, c Call) (Call
 			rec.Read = &r
 		}
 		if c.Decision == Admitted && c.Outcome == OutcomeOK && len(c.Observe) > 0 {
-			cur, err := readState(tx, h)
+			cur, err := s.cache.read(tx, h)
 			if err != nil {
 				return err
 			}
@@ -214,6 +216,7 @@ func (s *Store) AppendCall(ctx context.Context, id hashing.Digest, c Call) (Call
 				if err := s.file(tx, &h, &rec, next, c.Observe); err != nil {
 					return err
 				}
+				filed = next
 			case errors.Is(err, ErrTooLarge):
 				rec.Unfiled, tooMuch = err.Error(), err
 			default:
@@ -228,6 +231,9 @@ func (s *Store) AppendCall(ctx context.Context, id hashing.Digest, c Call) (Call
 	})
 	if err != nil {
 		return CallRecord{}, err
+	}
+	if filed != nil {
+		s.cache.put(id, filed)
 	}
 	if tooMuch != nil {
 		return rec, fmt.Errorf("session %s: call %s recorded, result not filed: %w", id, c.Hash, tooMuch)
@@ -267,7 +273,7 @@ func (s *Store) file(tx *bolt.Tx, h *header, rec *CallRecord, next *State, obs [
 // the record stays. Closing a closed session changes nothing.
 func (s *Store) Close(ctx context.Context, id hashing.Digest) (*Session, error) {
 	var out *Session
-	err := s.update(ctx, id, false, func(tx *bolt.Tx, h header) error {
+	err := s.inTx(ctx, id, writing, func(tx *bolt.Tx, h header) error {
 		if !h.Closed {
 			now := s.now()
 			h.Closed, h.ClosedAt = true, &now
@@ -282,33 +288,32 @@ func (s *Store) Close(ctx context.Context, id hashing.Digest) (*Session, error) 
 	return out, err
 }
 
-// update runs f on a session's checked header in one writing transaction,
-// committed before it returns; when open, a closed session is ErrClosed.
-func (s *Store) update(ctx context.Context, id hashing.Digest, open bool, f func(*bolt.Tx, header) error) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return s.db.Update(func(tx *bolt.Tx) error {
-		h, err := readHeader(tx, id)
-		if err != nil {
-			return err
-		}
-		if open && h.Closed {
-			return fmt.Errorf("%w: %s", ErrClosed, id)
-		}
-		return f(tx, h)
-	})
-}
+// A transaction's mode: whether it writes, and whether a closed session
+// is ErrClosed.
+type txMode int
 
-// view runs f on a session's checked header in a read transaction.
-func (s *Store) view(ctx context.Context, id hashing.Digest, f func(*bolt.Tx, header) error) error {
+const (
+	reading   txMode = iota // a read transaction
+	writing                 // a writing transaction, committed before it returns
+	writeOpen               // writing, on an open session only
+)
+
+// inTx runs f on a session's checked header in one transaction of mode.
+func (s *Store) inTx(ctx context.Context, id hashing.Digest, mode txMode, f func(*bolt.Tx, header) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return s.db.View(func(tx *bolt.Tx) error {
+	run := s.db.View
+	if mode != reading {
+		run = s.db.Update
+	}
+	return run(func(tx *bolt.Tx) error {
 		h, err := readHeader(tx, id)
 		if err != nil {
 			return err
+		}
+		if mode == writeOpen && h.Closed {
+			return fmt.Errorf("%w: %s", ErrClosed, id)
 		}
 		return f(tx, h)
 	})
@@ -440,6 +445,16 @@ func decodeRecord(raw []byte, v any) error {
 
 // readState reads a session's state and checks it against its header.
 func readState(tx *bolt.Tx, h header) (*State, error) {
+	raw, err := stateBytes(tx, h)
+	if err != nil {
+		return nil, err
+	}
+	return decodeStored(h, raw)
+}
+
+// stateBytes reads a session's state's bytes and checks that they hash to
+// the digest its header records.
+func stateBytes(tx *bolt.Tx, h header) ([]byte, error) {
 	raw := tx.Bucket(BucketStates).Get(h.ID.Key())
 	if raw == nil {
 		return nil, fmt.Errorf("%w: %s: no state", ErrCorrupt, h.ID)
@@ -447,6 +462,11 @@ func readState(tx *bolt.Tx, h header) (*State, error) {
 	if d := hashing.SumSHA256(raw); d != h.State {
 		return nil, fmt.Errorf("%w: %s: the state hashes to %s, the session says %s", ErrCorrupt, h.ID, d, h.State)
 	}
+	return raw, nil
+}
+
+// decodeStored decodes a state's checked bytes.
+func decodeStored(h header, raw []byte) (*State, error) {
 	st, err := DecodeState(bytes.Clone(raw))
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: state: %v", ErrCorrupt, h.ID, err)

@@ -41,7 +41,7 @@ func (c *clock) now() time.Time {
 
 // testDB is a bbolt file that a test can close and reopen (a restart).
 type testDB struct {
-	t    *testing.T
+	t    testing.TB
 	path string
 	db   *bolt.DB
 	st   *session.Store
@@ -50,7 +50,7 @@ type testDB struct {
 
 // mustOpenStore opens a store on a new file; at cleanup it re-verifies
 // every session (VerifyDB) and closes the file.
-func mustOpenStore(t *testing.T, opts session.Options) *testDB {
+func mustOpenStore(t testing.TB, opts session.Options) *testDB {
 	t.Helper()
 	if opts.Now == nil {
 		c := &clock{t: time.Date(2024, 5, 15, 15, 0, 0, 0, time.UTC)}
@@ -88,7 +88,7 @@ func (d *testDB) reopen() {
 	d.db, d.st = db, st
 }
 
-func mustCreate(t *testing.T, st *session.Store, prompt string) session.Created {
+func mustCreate(t testing.TB, st *session.Store, prompt string) session.Created {
 	t.Helper()
 	c, err := st.Create(context.Background(), session.NewTurn{Prompt: prompt, Evidence: digest("evidence:" + prompt)}, false)
 	if err != nil {
@@ -99,7 +99,7 @@ func mustCreate(t *testing.T, st *session.Store, prompt string) session.Created 
 
 // readCall is an admitted read of a reservation whose result files in the
 // state, as the wiring will make it.
-func readCall(t *testing.T, hash, rid, result string) session.Call {
+func readCall(t testing.TB, hash, rid, result string) session.Call {
 	t.Helper()
 	args := json.RawMessage(`{"reservation_id": "` + rid + `"}`)
 	v, ok, err := session.ResultValue(textResult(result))
