@@ -59,6 +59,7 @@ type Store struct {
 	db    *bolt.DB
 	opts  Options
 	cache stateCache
+	holds holds
 }
 
 // Open makes the buckets the store needs and returns it.

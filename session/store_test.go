@@ -35,7 +35,7 @@ type clock struct {
 func (c *clock) now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.t = c.t.Add(time.Second)
+	c.t = c.t.Add(time.Second + 120*time.Millisecond + 7) // nanoseconds, and trailing zeros, round-trip
 	return c.t
 }
 
@@ -507,5 +507,28 @@ func TestConcurrentCallsAreOrdered(t *testing.T) {
 		if c.Seq != i {
 			t.Fatalf("call %d has seq %d", i, c.Seq)
 		}
+	}
+}
+
+// TestIDsAndTokensFromTheRandomSource: with a fixed random source, the id
+// is the digest of the genesis and the token the source's next 32 bytes,
+// in every run; the clock enters neither.
+func TestIDsAndTokensFromTheRandomSource(t *testing.T) {
+	for _, clockStart := range []time.Time{time.Unix(0, 0), time.Date(2030, 1, 1, 0, 0, 0, 5, time.UTC)} {
+		c := &clock{t: clockStart}
+		d := mustOpenStore(t, session.Options{Rand: bytes.NewReader(make([]byte, 64)), Now: c.now})
+		got := mustCreate(t, d.st, "x")
+		genesis := `{"agent_discovery":false,"nonce":"` + strings.Repeat("0", 64) + `","version":"groundgate.session/v1"}`
+		if want := "sha256:" + sha256Hex(genesis); got.Session.ID.String() != want {
+			t.Fatalf("id %s, want %s", got.Session.ID, want)
+		}
+		if want := session.TokenPrefix + strings.Repeat("A", 43); got.Token != want {
+			t.Fatalf("token %q, want %q", got.Token, want)
+		}
+	}
+	// A random source that fails is an error, not a weak id.
+	d := mustOpenStore(t, session.Options{Rand: bytes.NewReader(make([]byte, 10))})
+	if _, err := d.st.Create(context.Background(), session.NewTurn{Prompt: "x", Evidence: digest("e")}, false); err == nil {
+		t.Fatal("Create with a short random source succeeded")
 	}
 }
