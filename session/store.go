@@ -501,7 +501,7 @@ func load(tx *bolt.Tx, id hashing.Digest) (*Session, error) {
 		if err := readSeq(tx, BucketCalls, id, i, &c); err != nil {
 			return nil, err
 		}
-		if c.Seq != i || c.Filed == nil {
+		if c.Seq != i || c.Filed == nil || (c.Decision != Admitted && c.Decision != Refused) {
 			return nil, fmt.Errorf("%w: %s: call %d does not check", ErrCorrupt, id, i)
 		}
 		out.Calls = append(out.Calls, c)
