@@ -17,7 +17,7 @@ func seedRecords(f *testing.F) {
 		header{ID: g.id(), Version: RecordVersion, Nonce: "00", Created: at, TokenSHA256: hashing.SumSHA256([]byte("t")),
 			Turns: 1, State: emptyDigest},
 		Turn{Prompt: "cancel ZFA04Y", Evidence: hashing.SumSHA256([]byte("e")), By: ByHost, At: at},
-		CallRecord{Seq: 3, Hash: hashing.SumSHA256([]byte("c")), Tool: "airline.get_reservation_details", Decision: Admitted,
+		CallRecord{Seq: 3, Request: hashing.SumSHA256([]byte("q")), Hash: &r, Tool: "airline.get_reservation_details", Decision: Admitted,
 			Outcome: OutcomeOK, At: at, Read: &r, State: emptyDigest,
 			Filed: []Filed{{Tool: "airline.get_reservation_details", Arguments: json.RawMessage(`{"reservation_id":"ZFA04Y"}`),
 				Key: "reservation_id=ZFA04Y", Value: hashing.SumSHA256([]byte("{}"))}}},

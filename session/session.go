@@ -101,8 +101,13 @@ const OutcomeOK = "ok"
 // Call is a call to record: what the footprint says, and where its result
 // goes in the state.
 type Call struct {
-	Hash     hashing.Digest // the call footprint's hash
-	Tool     string         // U.T
+	// Request is the call's request digest: SHA-256 of JCS({"tool",
+	// "arguments"}), the footprint's request layer. Every call has one.
+	Request hashing.Digest
+	// Hash is the call footprint's hash; zero for a call Γ refused, which
+	// has no footprint (calls.Refusal without Call).
+	Hash hashing.Digest
+	Tool string // U.T
 	Decision Decision
 	// Outcome is the footprint's outcome: OutcomeOK or another (empty for
 	// a refused call).
@@ -119,10 +124,13 @@ type Call struct {
 
 // CallRecord is a call as the session keeps it.
 type CallRecord struct {
-	Seq      int            `json:"seq"`
-	Hash     hashing.Digest `json:"hash"`
-	Tool     string         `json:"tool"`
-	Decision Decision       `json:"decision"`
+	Seq     int            `json:"seq"`
+	Request hashing.Digest `json:"request"`
+	// Hash is the footprint's hash; absent for a call refused before it
+	// was forwarded.
+	Hash     *hashing.Digest `json:"hash,omitempty"`
+	Tool     string          `json:"tool"`
+	Decision Decision        `json:"decision"`
 	Outcome  string         `json:"outcome"`
 	At       time.Time      `json:"at"`
 	// Read is the state the decision read, when the caller gave it.

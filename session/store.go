@@ -200,8 +200,12 @@ func (s *Store) AppendCall(ctx context.Context, id hashing.Digest, c Call) (Call
 		tooMuch error
 	)
 	err := s.inTx(ctx, id, writeOpen, func(tx *bolt.Tx, h header) error {
-		rec = CallRecord{Seq: h.Calls, Hash: c.Hash, Tool: c.Tool, Decision: c.Decision, Outcome: c.Outcome,
+		rec = CallRecord{Seq: h.Calls, Request: c.Request, Tool: c.Tool, Decision: c.Decision, Outcome: c.Outcome,
 			At: s.now(), State: h.State, Filed: []Filed{}}
+		if !c.Hash.IsZero() {
+			hash := c.Hash
+			rec.Hash = &hash
+		}
 		if !c.Read.IsZero() {
 			r := c.Read
 			rec.Read = &r
@@ -237,7 +241,7 @@ func (s *Store) AppendCall(ctx context.Context, id hashing.Digest, c Call) (Call
 		s.cache.put(id, filed)
 	}
 	if tooMuch != nil {
-		return rec, fmt.Errorf("session %s: call %s recorded, result not filed: %w", id, c.Hash, tooMuch)
+		return rec, fmt.Errorf("session %s: call %d (%s) recorded, result not filed: %w", id, rec.Seq, c.Tool, tooMuch)
 	}
 	return rec, nil
 }
@@ -359,8 +363,10 @@ func (s *Store) addTurn(tx *bolt.Tx, h *header, t NewTurn, at time.Time) error {
 
 func checkCall(c Call) error {
 	switch {
-	case c.Hash.IsZero():
-		return fmt.Errorf("%w: a call needs its footprint's hash", ErrInvalid)
+	case c.Request.IsZero():
+		return fmt.Errorf("%w: a call needs its request digest", ErrInvalid)
+	case c.Decision == Admitted && c.Hash.IsZero():
+		return fmt.Errorf("%w: an admitted call needs its footprint's hash", ErrInvalid)
 	case c.Tool == "":
 		return fmt.Errorf("%w: a call needs its tool", ErrInvalid)
 	case c.Decision != Admitted && c.Decision != Refused:
@@ -501,7 +507,8 @@ func load(tx *bolt.Tx, id hashing.Digest) (*Session, error) {
 		if err := readSeq(tx, BucketCalls, id, i, &c); err != nil {
 			return nil, err
 		}
-		if c.Seq != i || c.Filed == nil || (c.Decision != Admitted && c.Decision != Refused) {
+		if c.Seq != i || c.Filed == nil || (c.Decision != Admitted && c.Decision != Refused) || c.Request.IsZero() ||
+			(c.Decision == Admitted && c.Hash == nil) {
 			return nil, fmt.Errorf("%w: %s: call %d does not check", ErrCorrupt, id, i)
 		}
 		out.Calls = append(out.Calls, c)

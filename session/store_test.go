@@ -106,7 +106,7 @@ func readCall(t testing.TB, hash, rid, result string) session.Call {
 	if err != nil || !ok {
 		t.Fatalf("ResultValue: %v %v", ok, err)
 	}
-	return session.Call{Hash: digest(hash), Tool: getRes, Decision: session.Admitted, Outcome: session.OutcomeOK,
+	return session.Call{Request: digest("request:" + hash), Hash: digest(hash), Tool: getRes, Decision: session.Admitted, Outcome: session.OutcomeOK,
 		Observe: []session.Observation{{Tool: getRes, Arguments: args, Value: v}}}
 }
 
@@ -177,7 +177,7 @@ func TestRestartKeepsSessionsAndState(t *testing.T) {
 	if _, err := d.st.AppendCall(ctx, a.Session.ID, readCall(t, "c0", "ZFA04Y", reservation)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.st.AppendCall(ctx, a.Session.ID, session.Call{Hash: digest("c1"), Tool: "airline.cancel_reservation", Decision: session.Refused}); err != nil {
+	if _, err := d.st.AppendCall(ctx, a.Session.ID, session.Call{Request: digest("r1"), Tool: "airline.cancel_reservation", Decision: session.Refused}); err != nil {
 		t.Fatal(err)
 	}
 	before, _ := d.st.Get(ctx, a.Session.ID)
@@ -233,12 +233,17 @@ func TestOnlyTrustedResultsChangeTheState(t *testing.T) {
 		{"upstream failed", session.Admitted, "upstream-error"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rec, err := d.st.AppendCall(ctx, s.ID, session.Call{Hash: digest(tc.name), Tool: getRes, Decision: tc.decision,
-				Outcome: tc.outcome, Read: want.Digest(), Observe: forged})
+			c := session.Call{Request: digest("r:" + tc.name), Hash: digest(tc.name), Tool: getRes, Decision: tc.decision,
+				Outcome: tc.outcome, Read: want.Digest(), Observe: forged}
+			if tc.decision == session.Refused {
+				c.Hash = hashing.Digest{} // no footprint
+			}
+			rec, err := d.st.AppendCall(ctx, s.ID, c)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rec.Seq != i+1 || len(rec.Filed) != 0 || rec.State != want.Digest() || rec.Read == nil || *rec.Read != want.Digest() {
+			if rec.Seq != i+1 || len(rec.Filed) != 0 || rec.State != want.Digest() || rec.Read == nil || *rec.Read != want.Digest() ||
+				(rec.Hash == nil) != (tc.decision == session.Refused) {
 				t.Fatalf("record: %+v", rec)
 			}
 			got, _ := d.st.State(ctx, s.ID)
@@ -249,7 +254,7 @@ func TestOnlyTrustedResultsChangeTheState(t *testing.T) {
 	}
 	// An admitted call with outcome ok and nothing to file changes nothing
 	// either.
-	if rec, err := d.st.AppendCall(ctx, s.ID, session.Call{Hash: digest("nothing"), Tool: getRes, Decision: session.Admitted, Outcome: session.OutcomeOK}); err != nil || rec.State != want.Digest() {
+	if rec, err := d.st.AppendCall(ctx, s.ID, session.Call{Request: digest("r"), Hash: digest("nothing"), Tool: getRes, Decision: session.Admitted, Outcome: session.OutcomeOK}); err != nil || rec.State != want.Digest() {
 		t.Fatalf("nothing filed: %+v %v", rec, err)
 	}
 }
@@ -364,13 +369,14 @@ func TestInvalidInput(t *testing.T) {
 		call session.Call
 		err  error
 	}{
-		{"no hash", session.Call{Tool: getRes, Decision: session.Refused}, session.ErrInvalid},
-		{"no tool", session.Call{Hash: digest("h"), Decision: session.Refused}, session.ErrInvalid},
-		{"unknown decision", session.Call{Hash: digest("h"), Tool: getRes, Decision: "maybe"}, session.ErrInvalid},
-		{"refused with an outcome", session.Call{Hash: digest("h"), Tool: getRes, Decision: session.Refused, Outcome: session.OutcomeOK}, session.ErrInvalid},
-		{"arguments not an object", session.Call{Hash: digest("h"), Tool: getRes, Decision: session.Admitted, Outcome: session.OutcomeOK,
+		{"no request", session.Call{Tool: getRes, Decision: session.Refused}, session.ErrInvalid},
+		{"admitted without a footprint", session.Call{Request: digest("r"), Tool: getRes, Decision: session.Admitted, Outcome: session.OutcomeOK}, session.ErrInvalid},
+		{"no tool", session.Call{Request: digest("r"), Decision: session.Refused}, session.ErrInvalid},
+		{"unknown decision", session.Call{Request: digest("r"), Hash: digest("h"), Tool: getRes, Decision: "maybe"}, session.ErrInvalid},
+		{"refused with an outcome", session.Call{Request: digest("r"), Tool: getRes, Decision: session.Refused, Outcome: session.OutcomeOK}, session.ErrInvalid},
+		{"arguments not an object", session.Call{Request: digest("r"), Hash: digest("h"), Tool: getRes, Decision: session.Admitted, Outcome: session.OutcomeOK,
 			Observe: []session.Observation{obs(t, getRes, `[]`, `1`)}}, session.ErrInvalid},
-		{"no such session", session.Call{Hash: digest("h"), Tool: getRes, Decision: session.Refused}, session.ErrNotFound},
+		{"no such session", session.Call{Request: digest("r"), Tool: getRes, Decision: session.Refused}, session.ErrNotFound},
 	} {
 		t.Run("call/"+tc.name, func(t *testing.T) {
 			id := s.ID
