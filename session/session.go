@@ -106,8 +106,8 @@ type Call struct {
 	Request hashing.Digest
 	// Hash is the call footprint's hash; zero for a call Γ refused, which
 	// has no footprint (calls.Refusal without Call).
-	Hash hashing.Digest
-	Tool string // U.T
+	Hash     hashing.Digest
+	Tool     string // U.T
 	Decision Decision
 	// Outcome is the footprint's outcome: OutcomeOK or another (empty for
 	// a refused call).
@@ -131,8 +131,8 @@ type CallRecord struct {
 	Hash     *hashing.Digest `json:"hash,omitempty"`
 	Tool     string          `json:"tool"`
 	Decision Decision        `json:"decision"`
-	Outcome  string         `json:"outcome"`
-	At       time.Time      `json:"at"`
+	Outcome  string          `json:"outcome"`
+	At       time.Time       `json:"at"`
 	// Read is the state the decision read, when the caller gave it.
 	Read *hashing.Digest `json:"read,omitempty"`
 	// State is the state's digest after the call: Read's successor when
