@@ -68,6 +68,17 @@ type Observation struct {
 	Value     json.RawMessage
 }
 
+// Observe is the observation a call's own result makes: under the called
+// tool and its arguments, ResultValue of the CallToolResult the gateway
+// received. ok is false when the result files nothing (isError).
+func Observe(tool string, arguments, result json.RawMessage) (o Observation, ok bool, err error) {
+	v, ok, err := ResultValue(result)
+	if err != nil || !ok {
+		return Observation{}, false, err
+	}
+	return Observation{Tool: tool, Arguments: arguments, Value: v}, true, nil
+}
+
 // Limits bound a session. Zero fields take the defaults.
 type Limits struct {
 	MaxResults     int // results in the state (default 1024)

@@ -101,13 +101,12 @@ func mustCreate(t testing.TB, st *session.Store, prompt string) session.Created 
 // state, as the wiring will make it.
 func readCall(t testing.TB, hash, rid, result string) session.Call {
 	t.Helper()
-	args := json.RawMessage(`{"reservation_id": "` + rid + `"}`)
-	v, ok, err := session.ResultValue(textResult(result))
+	o, ok, err := session.Observe(getRes, json.RawMessage(`{"reservation_id": "`+rid+`"}`), textResult(result))
 	if err != nil || !ok {
-		t.Fatalf("ResultValue: %v %v", ok, err)
+		t.Fatalf("Observe: %v %v", ok, err)
 	}
 	return session.Call{Request: digest("request:" + hash), Hash: digest(hash), Tool: getRes, Decision: session.Admitted, Outcome: session.OutcomeOK,
-		Observe: []session.Observation{{Tool: getRes, Arguments: args, Value: v}}}
+		Observe: []session.Observation{o}}
 }
 
 func TestSessionLifecycle(t *testing.T) {
@@ -251,6 +250,10 @@ func TestOnlyTrustedResultsChangeTheState(t *testing.T) {
 				t.Fatalf("the state changed:\n%s", got.Canonical())
 			}
 		})
+	}
+	// A tool error's result files nothing.
+	if _, ok, err := session.Observe(getRes, nil, json.RawMessage(`{"content": [], "isError": true}`)); ok || err != nil {
+		t.Fatalf("Observe of a tool error: %v %v", ok, err)
 	}
 	// An admitted call with outcome ok and nothing to file changes nothing
 	// either.
