@@ -141,7 +141,8 @@ type CallRecord struct {
 	// Filed lists where the call's result went in the state (never null).
 	Filed []Filed `json:"filed"`
 	// Unfiled says why an admitted call with outcome ok filed nothing
-	// (the state is full): the error's text; empty otherwise.
+	// (the state is full, or an observation was not well formed): the
+	// error's text; empty otherwise.
 	Unfiled string `json:"unfiled,omitempty"`
 }
 

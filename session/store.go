@@ -186,10 +186,11 @@ func (s *Store) State(ctx context.Context, id hashing.Digest) (*State, error) {
 // AppendCall records a call in an open session and, when the call was
 // admitted and its outcome is OutcomeOK, files its observations in the
 // state, in one transaction. It returns the call as recorded. When the
-// result would take the state past the limits, the call is still
-// recorded (it ran), the state is left as it was, the record says why
-// (Unfiled), and the error wraps ErrTooLarge. On a closed session nothing
-// is recorded: ErrClosed.
+// result would take the state past the limits, or an observation is not
+// well formed, the call is still recorded (it ran), the state is left as
+// it was, the record says why (Unfiled), and the error wraps ErrTooLarge
+// or ErrInvalid. A call that is not well formed itself (checkCall), or on
+// a closed session (ErrClosed), records nothing.
 func (s *Store) AppendCall(ctx context.Context, id hashing.Digest, c Call) (CallRecord, error) {
 	if err := checkCall(c); err != nil {
 		return CallRecord{}, err
@@ -197,7 +198,7 @@ func (s *Store) AppendCall(ctx context.Context, id hashing.Digest, c Call) (Call
 	var (
 		rec     CallRecord
 		filed   *State // the state the call left, once committed
-		tooMuch error
+		unfiled error // why the result was not filed
 	)
 	err := s.inTx(ctx, id, writeOpen, func(tx *bolt.Tx, h header) error {
 		rec = CallRecord{Seq: h.Calls, Request: c.Request, Tool: c.Tool, Decision: c.Decision, Outcome: c.Outcome,
@@ -222,8 +223,8 @@ func (s *Store) AppendCall(ctx context.Context, id hashing.Digest, c Call) (Call
 					return err
 				}
 				filed = next
-			case errors.Is(err, ErrTooLarge):
-				rec.Unfiled, tooMuch = err.Error(), err
+			case errors.Is(err, ErrTooLarge), errors.Is(err, ErrInvalid):
+				rec.Unfiled, unfiled = err.Error(), err
 			default:
 				return err
 			}
@@ -240,8 +241,8 @@ func (s *Store) AppendCall(ctx context.Context, id hashing.Digest, c Call) (Call
 	if filed != nil {
 		s.cache.put(id, filed)
 	}
-	if tooMuch != nil {
-		return rec, fmt.Errorf("session %s: call %d (%s) recorded, result not filed: %w", id, rec.Seq, c.Tool, tooMuch)
+	if unfiled != nil {
+		return rec, fmt.Errorf("session %s: call %d (%s) recorded, result not filed: %w", id, rec.Seq, c.Tool, unfiled)
 	}
 	return rec, nil
 }

@@ -377,8 +377,6 @@ func TestInvalidInput(t *testing.T) {
 		{"no tool", session.Call{Request: digest("r"), Decision: session.Refused}, session.ErrInvalid},
 		{"unknown decision", session.Call{Request: digest("r"), Hash: digest("h"), Tool: getRes, Decision: "maybe"}, session.ErrInvalid},
 		{"refused with an outcome", session.Call{Request: digest("r"), Tool: getRes, Decision: session.Refused, Outcome: session.OutcomeOK}, session.ErrInvalid},
-		{"arguments not an object", session.Call{Request: digest("r"), Hash: digest("h"), Tool: getRes, Decision: session.Admitted, Outcome: session.OutcomeOK,
-			Observe: []session.Observation{obs(t, getRes, `[]`, `1`)}}, session.ErrInvalid},
 		{"no such session", session.Call{Request: digest("r"), Tool: getRes, Decision: session.Refused}, session.ErrNotFound},
 	} {
 		t.Run("call/"+tc.name, func(t *testing.T) {
@@ -393,6 +391,13 @@ func TestInvalidInput(t *testing.T) {
 	}
 	if got, _ := d.st.Get(ctx, s.ID); len(got.Turns) != 1 || len(got.Calls) != 0 {
 		t.Fatalf("refused input was recorded: %+v", got)
+	}
+	// A call that ran is recorded even when what it would file is not
+	// well formed; the state does not change.
+	rec, err := d.st.AppendCall(ctx, s.ID, session.Call{Request: digest("r"), Hash: digest("h"), Tool: getRes, Decision: session.Admitted,
+		Outcome: session.OutcomeOK, Observe: []session.Observation{obs(t, getRes, `[]`, `1`)}})
+	if !errors.Is(err, session.ErrInvalid) || rec.Unfiled == "" || rec.State != (&session.State{}).Digest() {
+		t.Fatalf("bad observation: %+v %v", rec, err)
 	}
 	for name, f := range map[string]func() error{
 		"Get":   func() error { _, err := d.st.Get(ctx, digest("nobody")); return err },
