@@ -198,7 +198,7 @@ func (s *Store) AppendCall(ctx context.Context, id hashing.Digest, c Call) (Call
 	var (
 		rec     CallRecord
 		filed   *State // the state the call left, once committed
-		unfiled error // why the result was not filed
+		unfiled error  // why the result was not filed
 	)
 	err := s.inTx(ctx, id, writeOpen, func(tx *bolt.Tx, h header) error {
 		rec = CallRecord{Seq: h.Calls, Request: c.Request, Tool: c.Tool, Decision: c.Decision, Outcome: c.Outcome,
