@@ -308,10 +308,11 @@ func (d *Discoverer) Ready() error {
 }
 
 // Sync brings the index to the registry's current version and waits until
-// every tier answers: the keyword tier's text index made (and, when it is
-// kept on disk, stamped with that version) and the relevance tier's. A command that changes the
-// registry calls it before it closes, so that the next start opens the
-// index instead of building it.
+// the keyword tier answers: its text index made and, when it is kept on
+// disk, stamped with that version. A command that changes the registry
+// calls it before it closes, so that the next start opens the index
+// instead of building it. It does not wait for the relevance tier's
+// index, which is not kept on disk (a look-up waits for it).
 func (d *Discoverer) Sync(ctx context.Context) error {
 	x, unlock, err := d.current(ctx)
 	if err != nil {
@@ -319,10 +320,7 @@ func (d *Discoverer) Sync(ctx context.Context) error {
 	}
 	text := x.text
 	unlock()
-	if _, err := text.wait(ctx); err != nil {
-		return err
-	}
-	_, err = text.relevance(ctx)
+	_, err = text.wait(ctx)
 	return err
 }
 

@@ -1,6 +1,7 @@
 package discover
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -167,7 +168,15 @@ func (l *keyList) describe(an *textAnalyzer, c *registry.Capability, e int) erro
 		l.forms = append(l.forms, entryForm{int32(e), &family{familyForm: form, orient: c.Sem.Orientation}})
 	}
 	l.key(an, e, tierDefined, c.Name, true, all, false)
+	n := len(l.keys)
 	l.key(an, e, tierDefined, descriptionHead(c.Disc.Description), false, headMaxWords, false)
+	// A head of one word ("Search", "Users") defines nothing: it would
+	// make every prompt holding the word a request for the entry.
+	if len(l.keys) > n {
+		if k := l.keys[n]; !bytes.Contains(l.buf[k.lo:k.hi], []byte{' '}) {
+			l.keys, l.buf = l.keys[:n], l.buf[:k.lo]
+		}
+	}
 	return nil
 }
 

@@ -15,8 +15,10 @@
 #         JSON body (MCP vs REST's discover);
 #   100k  a registry of 100,000 synthetic capabilities (synth): the bulk
 #         load (`registry put` of one file), and the time from
-#         `groundgate serve` starting until the alias tier and the keyword
-#         tier answer, with the RSS then and its peak;
+#         `groundgate serve` starting until the alias tier answers, /readyz
+#         answers 200 (every tier's index made, the relevance tier's
+#         included) and the keyword tier answers, with the RSS then and its
+#         peak;
 #   grid  the 100-morphism grid vs pandas (go test -bench Grid100VsPandas).
 #
 # Rows are `measure | value (median, min–max, n) | baseline | ratio | target`.
@@ -273,7 +275,7 @@ if want 100k; then
     for i in "${!bins[@]}"; do
       out=$(LOAD_SERVER_LOG=$tmp/start$i.log "$tmp/load" -startup -alias "$alias" -keyword "$keyword" -timeout 5m -- \
         "${bins[$i]}" serve --addr '{addr}' --db "$tmp/big$i.db")
-      for f in alias_s keyword_s; do
+      for f in alias_s ready_s keyword_s; do
         add "${which}_${f}$i" "$(sed "s/.*$f=\([^ ]*\).*/\1/" <<<"$out")"
       done
       for f in rss_mb hwm_mb; do
@@ -286,6 +288,7 @@ if want 100k; then
       label=$which
       [ "$which" = first ] && label="first start"
       row "$label → alias tier answers${labels[$i]}" "${which}_alias_s$i" %.2f " s" - "≤ 3 s"
+      row "$label → /readyz: every tier, relevance's index too${labels[$i]}" "${which}_ready_s$i" %.2f " s" - "≤ 3 s"
       row "$label → keyword tier answers${labels[$i]}" "${which}_keyword_s$i" %.2f " s" - "≤ 3 s"
     done
     row "RSS when both answer (every start)${labels[$i]}" "rss_mb$i" %.0f " MB" - "≤ 300 MB"

@@ -1,0 +1,536 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/internal/buckets"
+)
+
+// The store's buckets.
+var (
+	// BucketRecords: session id → its header, RFC 8785.
+	BucketRecords = []byte("session.records")
+	// BucketTurns: session id ‖ 0x00 ‖ seq (8 bytes, big-endian) → a Turn.
+	BucketTurns = []byte("session.turns")
+	// BucketCalls: session id ‖ 0x00 ‖ seq → a CallRecord.
+	BucketCalls = []byte("session.calls")
+	// BucketStates: session id → the session's state now, RFC 8785 ({}
+	// when empty); its SHA-256 is the header's state.
+	BucketStates = []byte("session.states")
+	// BucketValues: SHA-256 of a filed value → the value, RFC 8785: every
+	// result ever filed, so that the state after any call can be rebuilt
+	// from the call records (Rebuild).
+	BucketValues = []byte("session.values")
+)
+
+// TokenPrefix starts every session token.
+const TokenPrefix = "ggs_"
+
+// Options configure a Store. Zero fields take the defaults.
+type Options struct {
+	Limits Limits
+	// Now is the clock (time.Now); it stamps records, and nothing hashed
+	// reads it.
+	Now func() time.Time
+	// Rand is the source of nonces and tokens (crypto/rand).
+	Rand   io.Reader
+	Logger *slog.Logger
+}
+
+// Store keeps sessions on a bbolt file. It is safe for concurrent use;
+// writes to one session are serialised by bbolt's single writer.
+type Store struct {
+	db    *bolt.DB
+	opts  Options
+	cache stateCache
+	holds holds
+}
+
+// Open makes the buckets the store needs and returns it.
+func Open(db *bolt.DB, opts Options) (*Store, error) {
+	if err := buckets.Ensure(db, BucketRecords, BucketTurns, BucketCalls, BucketStates, BucketValues); err != nil {
+		return nil, err
+	}
+	opts.Limits = opts.Limits.withDefaults()
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Rand == nil {
+		opts.Rand = rand.Reader
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Store{db: db, opts: opts}, nil
+}
+
+// NewTurn is a turn to record: the words and the discovery result they
+// gave (the caller discovered them).
+type NewTurn struct {
+	Prompt   string
+	Evidence hashing.Digest
+	By       string // ByHost (the default) or ByAgent
+}
+
+// Create opens a session whose first turn is first, and returns it with
+// its token (the only time the token is given).
+func (s *Store) Create(ctx context.Context, first NewTurn, agentDiscovery bool) (Created, error) {
+	if err := ctx.Err(); err != nil {
+		return Created{}, err
+	}
+	if err := s.checkTurn(&first, agentDiscovery); err != nil {
+		return Created{}, err
+	}
+	var secret [64]byte
+	if _, err := io.ReadFull(s.opts.Rand, secret[:]); err != nil {
+		return Created{}, fmt.Errorf("session: random: %w", err)
+	}
+	g := genesis{AgentDiscovery: agentDiscovery, Nonce: hex.EncodeToString(secret[:32]), Version: RecordVersion}
+	token := TokenPrefix + base64.RawURLEncoding.EncodeToString(secret[32:])
+	now := s.now()
+	h := header{ID: g.id(), Version: RecordVersion, Nonce: g.Nonce, AgentDiscovery: agentDiscovery, Created: now,
+		TokenSHA256: hashing.SumSHA256([]byte(token)), State: (&State{}).Digest()}
+	var out *Session
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		if tx.Bucket(BucketRecords).Get(h.ID.Key()) != nil {
+			return fmt.Errorf("session: id %s is taken: the random source repeats", h.ID)
+		}
+		if err := putJSON(tx.Bucket(BucketStates), h.ID.Key(), (&State{}).Canonical()); err != nil {
+			return err
+		}
+		if err := s.addTurn(tx, &h, first, now); err != nil {
+			return err
+		}
+		var err error
+		out, err = load(tx, h.ID)
+		return err
+	})
+	if err != nil {
+		return Created{}, err
+	}
+	return Created{Session: out, Token: token}, nil
+}
+
+// Get returns a session with its turns and calls.
+func (s *Store) Get(ctx context.Context, id hashing.Digest) (*Session, error) {
+	var out *Session
+	err := s.inTx(ctx, id, reading, func(tx *bolt.Tx, _ header) error {
+		var err error
+		out, err = load(tx, id)
+		return err
+	})
+	return out, err
+}
+
+// Authorize checks that token is the session's own. It returns
+// ErrUnauthorized when it is not, and when no session has the id.
+func (s *Store) Authorize(ctx context.Context, id hashing.Digest, token string) error {
+	presented := hashing.SumSHA256([]byte(token))
+	err := s.inTx(ctx, id, reading, func(_ *bolt.Tx, h header) error {
+		if subtle.ConstantTimeCompare(presented.Sum(), h.TokenSHA256.Sum()) != 1 {
+			return fmt.Errorf("%w: %s", ErrUnauthorized, id)
+		}
+		return nil
+	})
+	if errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("%w: %s", ErrUnauthorized, id)
+	}
+	return err
+}
+
+// AddTurn records the next turn of an open session.
+func (s *Store) AddTurn(ctx context.Context, id hashing.Digest, t NewTurn) (*Session, error) {
+	var out *Session
+	err := s.inTx(ctx, id, writeOpen, func(tx *bolt.Tx, h header) error {
+		if err := s.checkTurn(&t, h.AgentDiscovery); err != nil {
+			return err
+		}
+		if err := s.addTurn(tx, &h, t, s.now()); err != nil {
+			return err
+		}
+		var err error
+		out, err = load(tx, id)
+		return err
+	})
+	return out, err
+}
+
+// State returns the session's trusted state now, checked against the
+// digest its header records.
+func (s *Store) State(ctx context.Context, id hashing.Digest) (*State, error) {
+	var st *State
+	err := s.inTx(ctx, id, reading, func(tx *bolt.Tx, h header) error {
+		var err error
+		st, err = s.cache.read(tx, h)
+		return err
+	})
+	return st, err
+}
+
+// AppendCall records a call in an open session and, when the call was
+// admitted and its outcome is OutcomeOK, files its observations in the
+// state, in one transaction. It returns the call as recorded. When the
+// result would take the state past the limits, or an observation is not
+// well formed, the call is still recorded (it ran), the state is left as
+// it was, the record says why (Unfiled), and the error wraps ErrTooLarge
+// or ErrInvalid. A call that is not well formed itself (checkCall), or on
+// a closed session (ErrClosed), records nothing.
+func (s *Store) AppendCall(ctx context.Context, id hashing.Digest, c Call) (CallRecord, error) {
+	if err := checkCall(c); err != nil {
+		return CallRecord{}, err
+	}
+	var (
+		rec     CallRecord
+		filed   *State // the state the call left, once committed
+		unfiled error  // why the result was not filed
+	)
+	err := s.inTx(ctx, id, writeOpen, func(tx *bolt.Tx, h header) error {
+		rec = CallRecord{Seq: h.Calls, Request: c.Request, Tool: c.Tool, Decision: c.Decision, Outcome: c.Outcome,
+			At: s.now(), State: h.State, Filed: []Filed{}}
+		if !c.Hash.IsZero() {
+			hash := c.Hash
+			rec.Hash = &hash
+		}
+		if !c.Read.IsZero() {
+			r := c.Read
+			rec.Read = &r
+		}
+		if c.Decision == Admitted && c.Outcome == OutcomeOK && len(c.Observe) > 0 {
+			cur, err := s.cache.read(tx, h)
+			if err != nil {
+				return err
+			}
+			next, err := cur.With(s.opts.Limits, c.Observe...)
+			switch {
+			case err == nil:
+				if err := s.file(tx, &h, &rec, next, c.Observe); err != nil {
+					return err
+				}
+				filed = next
+			case errors.Is(err, ErrTooLarge), errors.Is(err, ErrInvalid):
+				rec.Unfiled, unfiled = err.Error(), err
+			default:
+				return err
+			}
+		}
+		if err := putRecord(tx.Bucket(BucketCalls), seqKey(id, rec.Seq), rec); err != nil {
+			return err
+		}
+		h.Calls++
+		return putRecord(tx.Bucket(BucketRecords), id.Key(), h)
+	})
+	if err != nil {
+		return CallRecord{}, err
+	}
+	if filed != nil {
+		s.cache.put(id, filed)
+	}
+	if unfiled != nil {
+		return rec, fmt.Errorf("session %s: call %d (%s) recorded, result not filed: %w", id, rec.Seq, c.Tool, unfiled)
+	}
+	return rec, nil
+}
+
+// file writes the new state, its values and where they went.
+func (s *Store) file(tx *bolt.Tx, h *header, rec *CallRecord, next *State, obs []Observation) error {
+	vals := tx.Bucket(BucketValues)
+	for _, o := range obs {
+		args, key, err := keyOf(o.Arguments)
+		if err != nil {
+			return err
+		}
+		v, err := hashing.CanonicalizeJSON(o.Value)
+		if err != nil {
+			return err
+		}
+		d := valueDigest(v)
+		if vals.Get(d.Key()) == nil {
+			if err := vals.Put(d.Key(), v); err != nil {
+				return err
+			}
+		}
+		rec.Filed = append(rec.Filed, Filed{Tool: o.Tool, Arguments: args, Key: key, Value: d})
+	}
+	if err := putJSON(tx.Bucket(BucketStates), h.ID.Key(), next.Canonical()); err != nil {
+		return err
+	}
+	h.State, h.Results = next.Digest(), next.Len()
+	rec.State = h.State
+	return nil
+}
+
+// Close closes a session: later turns and calls are refused (ErrClosed);
+// the record stays. Closing a closed session changes nothing.
+func (s *Store) Close(ctx context.Context, id hashing.Digest) (*Session, error) {
+	var out *Session
+	err := s.inTx(ctx, id, writing, func(tx *bolt.Tx, h header) error {
+		if !h.Closed {
+			now := s.now()
+			h.Closed, h.ClosedAt = true, &now
+			if err := putRecord(tx.Bucket(BucketRecords), id.Key(), h); err != nil {
+				return err
+			}
+		}
+		var err error
+		out, err = load(tx, id)
+		return err
+	})
+	return out, err
+}
+
+// A transaction's mode: whether it writes, and whether a closed session
+// is ErrClosed.
+type txMode int
+
+const (
+	reading   txMode = iota // a read transaction
+	writing                 // a writing transaction, committed before it returns
+	writeOpen               // writing, on an open session only
+)
+
+// inTx runs f on a session's checked header in one transaction of mode.
+func (s *Store) inTx(ctx context.Context, id hashing.Digest, mode txMode, f func(*bolt.Tx, header) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	run := s.db.View
+	if mode != reading {
+		run = s.db.Update
+	}
+	return run(func(tx *bolt.Tx) error {
+		h, err := readHeader(tx, id)
+		if err != nil {
+			return err
+		}
+		if mode == writeOpen && h.Closed {
+			return fmt.Errorf("%w: %s", ErrClosed, id)
+		}
+		return f(tx, h)
+	})
+}
+
+func (s *Store) now() time.Time { return s.opts.Now().UTC().Round(0) }
+
+// checkTurn checks a turn's words and fills its speaker.
+func (s *Store) checkTurn(t *NewTurn, agentDiscovery bool) error {
+	switch {
+	case strings.TrimSpace(t.Prompt) == "":
+		return fmt.Errorf("%w: the prompt is empty", ErrInvalid)
+	case !utf8.ValidString(t.Prompt):
+		return fmt.Errorf("%w: the prompt is not UTF-8", ErrInvalid)
+	case len(t.Prompt) > s.opts.Limits.MaxPromptBytes:
+		return fmt.Errorf("%w: the prompt is %d bytes, at most %d", ErrTooLarge, len(t.Prompt), s.opts.Limits.MaxPromptBytes)
+	case t.Evidence.IsZero():
+		return fmt.Errorf("%w: a turn needs the discovery result's id", ErrInvalid)
+	}
+	switch t.By {
+	case "":
+		t.By = ByHost
+	case ByHost:
+	case ByAgent:
+		if !agentDiscovery {
+			return fmt.Errorf("%w: the agent's words are turns only of an agent_discovery session", ErrInvalid)
+		}
+	default:
+		return fmt.Errorf("%w: a turn is by %q or %q, not %q", ErrInvalid, ByHost, ByAgent, clip(t.By, 32))
+	}
+	return nil
+}
+
+func (s *Store) addTurn(tx *bolt.Tx, h *header, t NewTurn, at time.Time) error {
+	turn := Turn{Seq: h.Turns, Prompt: t.Prompt, Evidence: t.Evidence, By: t.By, At: at}
+	if err := putRecord(tx.Bucket(BucketTurns), seqKey(h.ID, turn.Seq), turn); err != nil {
+		return err
+	}
+	h.Turns++
+	return putRecord(tx.Bucket(BucketRecords), h.ID.Key(), *h)
+}
+
+func checkCall(c Call) error {
+	switch {
+	case c.Request.IsZero():
+		return fmt.Errorf("%w: a call needs its request digest", ErrInvalid)
+	case c.Decision == Admitted && c.Hash.IsZero():
+		return fmt.Errorf("%w: an admitted call needs its footprint's hash", ErrInvalid)
+	case c.Tool == "":
+		return fmt.Errorf("%w: a call needs its tool", ErrInvalid)
+	case c.Decision != Admitted && c.Decision != Refused:
+		return fmt.Errorf("%w: decision %q: %q or %q", ErrInvalid, clip(string(c.Decision), 32), Admitted, Refused)
+	case c.Decision == Refused && c.Outcome != "":
+		return fmt.Errorf("%w: a refused call has no outcome", ErrInvalid)
+	}
+	return nil
+}
+
+// seqKey is a turn's or a call's key: the session id, a zero byte, the
+// sequence number big-endian, so that a session's records are one ordered
+// range.
+func seqKey(id hashing.Digest, seq int) []byte {
+	k := append(id.Key(), 0)
+	return binary.BigEndian.AppendUint64(k, uint64(seq))
+}
+
+// putRecord stores v's RFC 8785 form.
+func putRecord(b *bolt.Bucket, key []byte, v any) error {
+	raw, err := hashing.Canonical(v)
+	if err != nil {
+		return fmt.Errorf("session: encode: %w", err)
+	}
+	return putJSON(b, key, raw)
+}
+
+func putJSON(b *bolt.Bucket, key, raw []byte) error {
+	if err := b.Put(key, raw); err != nil {
+		return fmt.Errorf("session: store: %w", err)
+	}
+	return nil
+}
+
+// readHeader reads and checks a session's header.
+func readHeader(tx *bolt.Tx, id hashing.Digest) (header, error) {
+	raw := tx.Bucket(BucketRecords).Get(id.Key())
+	if raw == nil {
+		return header{}, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	h, err := decodeHeader(id, raw)
+	if err != nil {
+		return header{}, fmt.Errorf("%w: %s: %v", ErrCorrupt, id, err)
+	}
+	return h, nil
+}
+
+// decodeHeader decodes a stored header and checks it: its canonical
+// form, its id (the genesis' digest, and the key it is stored under).
+func decodeHeader(key hashing.Digest, raw []byte) (header, error) {
+	var h header
+	if err := decodeRecord(raw, &h); err != nil {
+		return header{}, err
+	}
+	switch {
+	case h.ID != key:
+		return header{}, fmt.Errorf("stored under %s, says %s", key, h.ID)
+	case h.Version != RecordVersion:
+		return header{}, fmt.Errorf("version %q, want %q", clip(h.Version, 64), RecordVersion)
+	case genesis{AgentDiscovery: h.AgentDiscovery, Nonce: h.Nonce, Version: h.Version}.id() != h.ID:
+		return header{}, fmt.Errorf("its genesis does not hash to its id")
+	case h.Turns < 1 || h.Calls < 0 || h.Results < 0:
+		return header{}, fmt.Errorf("%d turns, %d calls, %d results", h.Turns, h.Calls, h.Results)
+	}
+	return h, nil
+}
+
+// decodeRecord decodes a stored record strictly and checks that its bytes
+// are its canonical form.
+func decodeRecord(raw []byte, v any) error {
+	if err := hashing.DecodeStrict(raw, v); err != nil {
+		return err
+	}
+	canon, err := hashing.Canonical(v)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(canon, raw) {
+		return fmt.Errorf("does not re-encode to its bytes")
+	}
+	return nil
+}
+
+// readState reads a session's state and checks it against its header.
+func readState(tx *bolt.Tx, h header) (*State, error) {
+	raw, err := stateBytes(tx, h)
+	if err != nil {
+		return nil, err
+	}
+	return decodeStored(h, raw)
+}
+
+// stateBytes reads a session's state's bytes and checks that they hash to
+// the digest its header records.
+func stateBytes(tx *bolt.Tx, h header) ([]byte, error) {
+	raw := tx.Bucket(BucketStates).Get(h.ID.Key())
+	if raw == nil {
+		return nil, fmt.Errorf("%w: %s: no state", ErrCorrupt, h.ID)
+	}
+	if d := hashing.SumSHA256(raw); d != h.State {
+		return nil, fmt.Errorf("%w: %s: the state hashes to %s, the session says %s", ErrCorrupt, h.ID, d, h.State)
+	}
+	return raw, nil
+}
+
+// decodeStored decodes a state's checked bytes.
+func decodeStored(h header, raw []byte) (*State, error) {
+	st, err := DecodeState(bytes.Clone(raw))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: state: %v", ErrCorrupt, h.ID, err)
+	}
+	if st.Len() != h.Results {
+		return nil, fmt.Errorf("%w: %s: the state holds %d results, the session says %d", ErrCorrupt, h.ID, st.Len(), h.Results)
+	}
+	return st, nil
+}
+
+// load reads a whole session: header, turns and calls, each checked.
+func load(tx *bolt.Tx, id hashing.Digest) (*Session, error) {
+	h, err := readHeader(tx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := &Session{ID: h.ID, Created: h.Created, AgentDiscovery: h.AgentDiscovery, Closed: h.Closed, ClosedAt: h.ClosedAt,
+		Turns: make([]Turn, 0, h.Turns), Calls: make([]CallRecord, 0, h.Calls), State: h.State, Results: h.Results}
+	for i := range h.Turns {
+		var t Turn
+		if err := readSeq(tx, BucketTurns, id, i, &t); err != nil {
+			return nil, err
+		}
+		if t.Seq != i || t.Evidence.IsZero() || (t.By != ByHost && t.By != ByAgent) {
+			return nil, fmt.Errorf("%w: %s: turn %d does not check", ErrCorrupt, id, i)
+		}
+		out.Turns = append(out.Turns, t)
+	}
+	for i := range h.Calls {
+		var c CallRecord
+		if err := readSeq(tx, BucketCalls, id, i, &c); err != nil {
+			return nil, err
+		}
+		if c.Seq != i || c.Filed == nil || (c.Decision != Admitted && c.Decision != Refused) || c.Request.IsZero() ||
+			(c.Decision == Admitted && c.Hash == nil) {
+			return nil, fmt.Errorf("%w: %s: call %d does not check", ErrCorrupt, id, i)
+		}
+		out.Calls = append(out.Calls, c)
+	}
+	last := (&State{}).Digest()
+	if n := len(out.Calls); n > 0 {
+		last = out.Calls[n-1].State
+	}
+	if last != h.State {
+		return nil, fmt.Errorf("%w: %s: the calls left state %s, the session says %s", ErrCorrupt, id, last, h.State)
+	}
+	return out, nil
+}
+
+func readSeq(tx *bolt.Tx, bucket []byte, id hashing.Digest, seq int, v any) error {
+	raw := tx.Bucket(bucket).Get(seqKey(id, seq))
+	if raw == nil {
+		return fmt.Errorf("%w: %s: %s %d is missing", ErrCorrupt, id, bucket, seq)
+	}
+	if err := decodeRecord(raw, v); err != nil {
+		return fmt.Errorf("%w: %s: %s %d: %v", ErrCorrupt, id, bucket, seq, err)
+	}
+	return nil
+}
