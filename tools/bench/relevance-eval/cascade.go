@@ -17,8 +17,9 @@ import (
 )
 
 // The cascade as the server runs it: each data set's tools registered as
-// the tools of one upstream (gateway.ToolEntry, as a sync makes them) in a
-// real registry, and every request discovered by package discover. Two
+// the tools of upstreams (gateway.ToolEntry, as a sync makes them) in a
+// real registry: StableToolBench's APIs of one RapidAPI tool as the tools
+// of one upstream each (one MCP server a provider), τ-bench's as one, and every request discovered by package discover. Two
 // rows: "cascade, named tiers" (exact, alias, tag, keyword and inversion
 // matches: the cascade before the relevance tier) and "cascade + relevance"
 // (every match). A match counts for a tool when it names the tool's entry.
@@ -27,10 +28,13 @@ import (
 type rawTool struct {
 	Name, Title, Description string
 	Schema                   json.RawMessage
+	Upstream                 string
 }
 
 // cascadeTools reads the tools of StableToolBench's or τ-bench's file.
 func cascadeTools(path string, tau bool) ([]rawTool, error) {
+	ups := map[string]string{} // RapidAPI tool → upstream name
+	taken := map[string]bool{}
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -47,23 +51,46 @@ func cascadeTools(path string, tau bool) ([]rawTool, error) {
 	}
 	out := make([]rawTool, len(items))
 	for i, it := range items {
-		t := rawTool{Name: it.Name, Description: it.Description, Schema: it.Parameters}
+		t := rawTool{Name: it.Name, Description: it.Description, Schema: it.Parameters, Upstream: "airline"}
 		if !tau { // as gateway/upstreamtest/toolbench.go serves them
 			t.Title = it.Tool + ": " + it.API
+			u, ok := ups[it.Tool]
+			if !ok {
+				u = upstreamName(it.Tool, taken)
+				ups[it.Tool], taken[u] = u, true
+			}
+			t.Upstream = u
 		}
 		out[i] = t
 	}
 	return out, nil
 }
 
-// cascade is a discoverer over one data set's tools.
-type cascade struct {
-	d    *discover.Discoverer
-	s    *registry.Store
-	pref string
+// upstreamName is a valid upstream name (registry.UpstreamNameRE) for a
+// RapidAPI tool, not in taken.
+func upstreamName(tool string, taken map[string]bool) string {
+	b := []byte(strings.ToLower(tool))
+	for i, c := range b {
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	base := "u" + string(b)
+	base = base[:min(len(base), 28)]
+	name := base
+	for i := 2; taken[name]; i++ {
+		name = fmt.Sprintf("%s%d", base, i)
+	}
+	return name
 }
 
-func openCascade(ctx context.Context, dir, upstream string, tools []rawTool) (*cascade, error) {
+// cascade is a discoverer over one data set's tools.
+type cascade struct {
+	d *discover.Discoverer
+	s *registry.Store
+}
+
+func openCascade(ctx context.Context, dir, file string, tools []rawTool) (*cascade, error) {
 	es := make([]registry.Entry, 0, len(tools))
 	for _, t := range tools {
 		schema := []byte(`{"type":"object"}`)
@@ -74,7 +101,7 @@ func openCascade(ctx context.Context, dir, upstream string, tools []rawTool) (*c
 		if err != nil {
 			return nil, fmt.Errorf("%s: schema: %w", t.Name, err)
 		}
-		e, err := gateway.ToolEntry(upstream, gateway.PinSchema, gateway.ServerInfo{}, gateway.LiveTool{
+		e, err := gateway.ToolEntry(t.Upstream, gateway.PinSchema, gateway.ServerInfo{}, gateway.LiveTool{
 			Name: t.Name, Title: t.Title, Description: t.Description, InputSchema: canon,
 		})
 		if err != nil {
@@ -82,7 +109,7 @@ func openCascade(ctx context.Context, dir, upstream string, tools []rawTool) (*c
 		}
 		es = append(es, e)
 	}
-	s, err := registry.Open(ctx, filepath.Join(dir, upstream+".db"), registry.Options{})
+	s, err := registry.Open(ctx, filepath.Join(dir, file+".db"), registry.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +127,7 @@ func openCascade(ctx context.Context, dir, upstream string, tools []rawTool) (*c
 		s.Close()
 		return nil, err
 	}
-	return &cascade{d: d, s: s, pref: upstream + "."}, nil
+	return &cascade{d: d, s: s}, nil
 }
 
 func (c *cascade) Close() {
@@ -116,8 +143,8 @@ func (c *cascade) probe(ctx context.Context, prompt string) (named, all []string
 		return nil, nil, err
 	}
 	for _, m := range r.Matches {
-		n, ok := strings.CutPrefix(m.Name, c.pref)
-		if !ok {
+		_, n, ok := strings.Cut(m.Name, ".")
+		if !ok || m.Kind != registry.KindTool {
 			continue
 		}
 		if m.Mode != discover.ModeRelevance {

@@ -32,9 +32,9 @@
 // words (standard analyser, names split at underscores), the k best.
 //
 // Two more rows run the cascade as the server does: each data set's tools
-// registered as the tools of one upstream (gateway.ToolEntry) in a real
-// registry, every request discovered by package discover. "cascade, named
-// tiers" counts the exact, alias, tag, keyword and inversion matches (the
+// registered as the tools of upstreams (gateway.ToolEntry; StableToolBench:
+// one upstream a RapidAPI tool, τ-bench: one) in a real registry, every
+// request discovered by package discover. "cascade, named tiers" counts the exact, alias, tag, keyword and inversion matches (the
 // cascade before the relevance tier), "cascade + relevance" every match.
 //
 // --quick prints the relevance rule's rows and the top-5 baselines only (for
@@ -212,8 +212,8 @@ func run(args []string, stdout io.Writer) error {
 	defer os.RemoveAll(tmp)
 	cascades := map[string]*cascade{}
 	for _, ds := range []struct {
-		name, file, upstream string
-		tau                  bool
+		name, file, db string
+		tau            bool
 	}{
 		{"stabletoolbench", filepath.Join(*data, "tool-discovery", "stabletoolbench-tools.json"), "tb", false},
 		{"tau-airline", filepath.Join(*data, "tau-airline", "tools.json"), "airline", true},
@@ -222,7 +222,7 @@ func run(args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		c, err := openCascade(ctx, tmp, ds.upstream, tools)
+		c, err := openCascade(ctx, tmp, ds.db, tools)
 		if err != nil {
 			return fmt.Errorf("%s: %w", ds.name, err)
 		}
