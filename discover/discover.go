@@ -200,9 +200,15 @@ func (d *Discoverer) memoryText(snap *registry.Snapshot, eager bool) *textIndex 
 	}, d.relevanceOf(snap), eager)
 }
 
-// relevanceOf returns what makes the relevance tier's index of snap.
+// relevanceOf returns what makes the relevance tier's index of snap: read
+// from the text index directory when it keeps snap's, else built.
 func (d *Discoverer) relevanceOf(snap *registry.Snapshot) func(context.Context) (*relevance.Index, error) {
 	return func(ctx context.Context) (*relevance.Index, error) {
+		if d.disk != nil {
+			if rx := d.disk.loadRelevance(ctx, snap, d.vec); rx != nil {
+				return rx, nil
+			}
+		}
 		return buildRelevance(ctx, d.vec, snap.Capabilities())
 	}
 }
@@ -211,11 +217,20 @@ func (d *Discoverer) relevanceOf(snap *registry.Snapshot) func(context.Context) 
 // Rederive whose terms the equality tiers settle never builds it.
 func (d *Discoverer) pastText(snap *registry.Snapshot) *textIndex { return d.memoryText(snap, false) }
 
-// Close releases the indexes. The database is not closed.
+// Close releases the indexes, keeping the relevance tier's index of the
+// current version in the text index directory when there is one (a
+// restart reads it back). The database is not closed.
 func (d *Discoverer) Close() error {
 	d.mu.Lock()
-	if d.cur != nil {
-		d.cur.close()
+	if x := d.cur; x != nil {
+		if d.disk != nil {
+			// A failure only costs a rebuild at the next start: logged,
+			// not returned.
+			if err := d.keepRelevance(x); err != nil {
+				d.log.LogAttrs(context.Background(), slog.LevelWarn, "discovery relevance index not kept; the next start rebuilds it", slog.Any("error", err))
+			}
+		}
+		x.close()
 		d.cur = nil
 	}
 	d.mu.Unlock()
@@ -225,6 +240,24 @@ func (d *Discoverer) Close() error {
 	}
 	d.past = nil
 	d.pastMu.Unlock()
+	return nil
+}
+
+// keepRelevance writes x's relevance index to the text index directory if
+// it is made and the directory does not hold it already (an index being
+// made is not waited for: the next start makes it again).
+func (d *Discoverer) keepRelevance(x *index) error {
+	select {
+	case <-x.text.relReady:
+	default:
+		return nil
+	}
+	if x.text.relErr != nil || x.text.rel == nil || d.disk.holdsRelevance(x.snap, x.text.rel) {
+		return nil
+	}
+	if err := d.disk.saveRelevance(x.snap, x.text.rel); err != nil {
+		return fmt.Errorf("discover: keep the relevance index: %w", err)
+	}
 	return nil
 }
 

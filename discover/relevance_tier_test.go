@@ -3,8 +3,11 @@ package discover
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/groundgate/groundgate/registry"
@@ -132,4 +135,83 @@ func TestRelevanceTier(t *testing.T) {
 
 func sameRelevance(a, b *Relevance) bool {
 	return a.Scoring == b.Scoring && a.Vectors == b.Vectors && a.Index == b.Index && slices.Equal(a.Terms, b.Terms)
+}
+
+// The relevance index is kept beside the text index when the Discoverer
+// closes, read back by the next start (same results), and rebuilt when the
+// file is damaged or of another version.
+func TestRelevanceKeptOnDisk(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "gg.db")
+	s := registrytest.Seeded(t, path, registry.Options{})
+	if _, _, err := s.Apply(ctx, airTools); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "index")
+	var logs strings.Builder
+	open := func() *Discoverer {
+		logs.Reset()
+		log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		d, err := New(ctx, s, s.DB(), Options{TextIndexDir: dir, Logger: log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	q := Query{Prompt: "I need to cancel my reservation, it was booked by mistake"}
+	file := filepath.Join(dir, relevanceFile)
+	// start opens a Discoverer, discovers q and checks its result and
+	// whether the relevance index was read from the file.
+	var want Result
+	start := func(stage string, fromDisk bool) *Discoverer {
+		t.Helper()
+		d := open()
+		got := mustDiscover(t, d, q)
+		if want.ID.IsZero() {
+			want = got
+		}
+		if got.ID != want.ID {
+			t.Errorf("%s: %s, want %s", stage, got.ID, want.ID)
+		}
+		if read := strings.Contains(logs.String(), "relevance index read from disk"); read != fromDisk {
+			t.Errorf("%s: read from disk %v, want %v:\n%s", stage, read, fromDisk, logs.String())
+		}
+		return d
+	}
+
+	start("first start", false).Close()
+	if _, err := os.Stat(file); err != nil {
+		t.Fatalf("not kept: %v", err)
+	}
+	start("restart", true).Close()
+
+	// Damaged: rebuilt, the same result, and kept anew.
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw[len(raw)/2] ^= 1
+	if err := os.WriteFile(file, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	start("damaged", false).Close()
+	if !strings.Contains(logs.String(), "unreadable; rebuilding") {
+		t.Errorf("damage not noticed:\n%s", logs.String())
+	}
+	d := start("after a rebuild", true)
+
+	// Another version: not read; the next request still finds what it
+	// holds.
+	if _, _, err := s.Apply(ctx, []registry.Entry{toolEntry("send_certificate", "Send a certificate to a user.", `{"type":"object"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	d = open()
+	defer d.Close()
+	if got := mustDiscover(t, d, q); !slices.Contains(toolNames(got), "air.cancel_reservation") {
+		t.Errorf("after a change: %v", toolNames(got))
+	}
+	if strings.Contains(logs.String(), "relevance index read from disk") {
+		t.Errorf("a stale index was read:\n%s", logs.String())
+	}
 }

@@ -1,10 +1,13 @@
 package discover
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -15,6 +18,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/mapping"
 
+	"github.com/groundgate/groundgate/discover/relevance"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/registry"
 )
@@ -38,6 +42,10 @@ func DefaultTextIndexDir(db string) string {
 const (
 	stampFile  = "current.json"
 	textPrefix = "text-"
+	// relevanceFile keeps the relevance tier's index of the version it
+	// names, written when the Discoverer closes, so that a restart reads
+	// it instead of analysing every entry again.
+	relevanceFile = "relevance.snap"
 )
 
 // textStamp says which registry version the text index in Dir holds. It
@@ -63,8 +71,9 @@ type textDir struct {
 	an      *textAnalyzer
 	mapping hashing.Digest
 	log     *slog.Logger
-	mu      sync.Mutex     // orders stamp reads and writes; guards inUse
-	inUse   map[string]int // open index directories: sweep leaves them
+	mu      sync.Mutex       // orders stamp reads and writes; guards inUse and read
+	inUse   map[string]int   // open index directories: sweep leaves them
+	read    *relevance.Index // the relevance index last read from the file
 }
 
 func newTextDir(path string, im mapping.IndexMapping, an *textAnalyzer, log *slog.Logger) (*textDir, error) {
@@ -177,18 +186,31 @@ func (t *textDir) stamp(st textStamp) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(t.path, stampFile+".*")
+	return t.replace(stampFile, func(w io.Writer) error {
+		_, err := w.Write(raw)
+		return err
+	})
+}
+
+// replace writes the file name in the directory with what write writes,
+// atomically: written to a temporary file (name + ".*", which sweep
+// removes if a crash leaves it), synced, renamed over name, and the
+// directory synced.
+func (t *textDir) replace(name string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(t.path, name+".*")
 	if err != nil {
 		return err
 	}
-	_, werr := tmp.Write(raw)
+	w := bufio.NewWriterSize(tmp, 1<<20)
+	werr := write(w)
+	ferr := w.Flush()
 	serr := tmp.Sync()
 	cerr := tmp.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
+	if err := errors.Join(werr, ferr, serr, cerr); err != nil {
 		os.Remove(tmp.Name())
 		return err
 	}
-	if err := os.Rename(tmp.Name(), filepath.Join(t.path, stampFile)); err != nil {
+	if err := os.Rename(tmp.Name(), filepath.Join(t.path, name)); err != nil {
 		os.Remove(tmp.Name())
 		return err
 	}
@@ -215,7 +237,7 @@ func (t *textDir) sweep() {
 	}
 	for _, de := range des {
 		n := de.Name()
-		if !strings.HasPrefix(n, textPrefix) && !strings.HasPrefix(n, stampFile+".") {
+		if !strings.HasPrefix(n, textPrefix) && !strings.HasPrefix(n, stampFile+".") && !strings.HasPrefix(n, relevanceFile+".") {
 			continue
 		}
 		t.mu.Lock()
@@ -239,4 +261,64 @@ func syncDir(path string) error {
 		return err
 	}
 	return errors.Join(d.Sync(), d.Close())
+}
+
+// relevanceHeader is the first line of the relevance file: the registry
+// version and content digest its index holds, and the scoring it was made
+// for (relevance.Index.Scoring).
+func relevanceHeader(snap *registry.Snapshot, scoring string) string {
+	return fmt.Sprintf("%d %s %s\n", snap.Version(), snap.ContentDigest(), scoring)
+}
+
+// loadRelevance returns the relevance index of snap kept on disk, if the
+// file there holds snap's and reads back under vec's scoring; nil else.
+func (t *textDir) loadRelevance(ctx context.Context, snap *registry.Snapshot, vec *relevance.Vectors) *relevance.Index {
+	raw, err := os.ReadFile(filepath.Join(t.path, relevanceFile))
+	if err != nil {
+		return nil
+	}
+	rest, ok := bytes.CutPrefix(raw, []byte(relevanceHeader(snap, relevance.DefaultConfig().Digest(vec.Digest()))))
+	if !ok {
+		return nil
+	}
+	rx, err := relevance.ReadSnapshot(rest, vec, relevance.DefaultConfig())
+	if err != nil {
+		t.log.LogAttrs(ctx, slog.LevelWarn, "discovery relevance index on disk unreadable; rebuilding", slog.Any("error", err))
+		return nil
+	}
+	t.log.LogAttrs(ctx, slog.LevelDebug, "discovery relevance index read from disk", slog.Uint64("version", snap.Version()))
+	t.mu.Lock()
+	t.read = rx
+	t.mu.Unlock()
+	return rx
+}
+
+// holdsRelevance reports whether the relevance file holds rx, the index
+// of snap: rx was read from it and snap's is what it holds.
+func (t *textDir) holdsRelevance(snap *registry.Snapshot, rx *relevance.Index) bool {
+	t.mu.Lock()
+	read := t.read
+	t.mu.Unlock()
+	if read != rx {
+		return false
+	}
+	f, err := os.Open(filepath.Join(t.path, relevanceFile))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	want := relevanceHeader(snap, rx.Scoring())
+	got := make([]byte, len(want))
+	_, err = io.ReadFull(f, got)
+	return err == nil && string(got) == want
+}
+
+// saveRelevance writes rx, the relevance index of snap, atomically.
+func (t *textDir) saveRelevance(snap *registry.Snapshot, rx *relevance.Index) error {
+	return t.replace(relevanceFile, func(w io.Writer) error {
+		if _, err := io.WriteString(w, relevanceHeader(snap, rx.Scoring())); err != nil {
+			return err
+		}
+		return rx.WriteSnapshot(w)
+	})
 }

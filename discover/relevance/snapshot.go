@@ -1,0 +1,254 @@
+package relevance
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+)
+
+// A snapshot is an index written to bytes, so that a process can read it
+// back instead of analysing every document again (what a start on a large
+// registry costs). It is derived data: a reader checks its checksum and
+// that it was scored by the same rule, and on any doubt the caller builds
+// the index afresh. An index read back holds the same documents, terms and
+// frequencies as the one written, so it scores every prompt the same.
+
+// snapshotMagic starts every snapshot; its last byte is the format.
+var snapshotMagic = []byte("groundgate/relevance-snapshot/1\n")
+
+// ErrSnapshot is wrapped by ReadSnapshot for bytes that are not a usable
+// snapshot (another format, another scoring rule, damaged).
+var ErrSnapshot = errors.New("relevance: not a usable snapshot")
+
+// WriteSnapshot writes the index to w: documents in slot order and terms
+// renumbered by first use, then the SHA-256 of everything before it.
+func (x *Index) WriteSnapshot(w io.Writer) error {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	h := sha256.New()
+	bw := bufio.NewWriterSize(io.MultiWriter(w, h), 1<<16)
+	var buf []byte
+	flush := func() error {
+		_, err := bw.Write(buf)
+		buf = buf[:0]
+		return err
+	}
+	str := func(s string) {
+		buf = binary.AppendUvarint(buf, uint64(len(s)))
+		buf = append(buf, s...)
+	}
+	buf = append(buf, snapshotMagic...)
+	str(x.scoring)
+	// Terms in order of first use by the documents in slot order: ids
+	// that are dense whatever was removed before.
+	ids := make(map[uint32]uint32, len(x.termIDs))
+	var order []uint32
+	for _, d := range x.docs {
+		if d == nil {
+			continue
+		}
+		for _, p := range d.terms {
+			if _, ok := ids[p.id]; !ok {
+				ids[p.id] = uint32(len(order))
+				order = append(order, p.id)
+			}
+		}
+	}
+	buf = binary.AppendUvarint(buf, uint64(x.n))
+	buf = binary.AppendUvarint(buf, uint64(len(order)))
+	for _, id := range order {
+		t := x.terms[id]
+		str(t.key)
+		buf = binary.AppendVarint(buf, int64(t.vec))
+		if len(buf) > 1<<15 {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	for _, d := range x.docs {
+		if d == nil {
+			continue
+		}
+		str(d.name)
+		buf = append(buf, d.hash[:]...)
+		for _, l := range d.lens {
+			buf = binary.AppendUvarint(buf, uint64(l))
+		}
+		group := ""
+		if d.group != nil {
+			group = d.group.name
+		}
+		str(group)
+		buf = binary.AppendUvarint(buf, uint64(len(d.vecs)))
+		for _, v := range d.vecs {
+			buf = binary.AppendVarint(buf, int64(v))
+		}
+		buf = binary.AppendUvarint(buf, uint64(len(d.terms)))
+		for _, p := range d.terms {
+			buf = binary.AppendUvarint(buf, uint64(ids[p.id]))
+			buf = binary.AppendUvarint(buf, uint64(p.tf))
+		}
+		if len(buf) > 1<<15 {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	_, err := w.Write(h.Sum(nil))
+	return err
+}
+
+// ReadSnapshot reads an index WriteSnapshot wrote, for the vectors vec and
+// constants cfg: a snapshot scored by another rule, constants or vector
+// table, or whose checksum fails, is refused with an error wrapping
+// ErrSnapshot.
+func ReadSnapshot(data []byte, vec *Vectors, cfg Config) (*Index, error) {
+	x, err := New(vec, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) < len(snapshotMagic)+sha256.Size || !bytes.HasPrefix(data, snapshotMagic) {
+		return nil, fmt.Errorf("%w: no snapshot header", ErrSnapshot)
+	}
+	body, sum := data[:len(data)-sha256.Size], data[len(data)-sha256.Size:]
+	if got := sha256.Sum256(body); !bytes.Equal(got[:], sum) {
+		return nil, fmt.Errorf("%w: checksum", ErrSnapshot)
+	}
+	r := snapReader{b: body[len(snapshotMagic):]}
+	if s := r.str(); s != x.scoring {
+		return nil, fmt.Errorf("%w: scored by %.20s…, this index scores by %.20s…", ErrSnapshot, s, x.scoring)
+	}
+	nDocs, nTerms := r.uint(math.MaxUint32), r.uint(math.MaxUint32)
+	if r.err != nil || nTerms > uint64(len(r.b)) || nDocs > uint64(len(r.b)) {
+		return nil, fmt.Errorf("%w: counts", ErrSnapshot)
+	}
+	x.terms = make([]*term, nTerms)
+	x.termIDs = make(map[string]uint32, nTerms)
+	for i := range x.terms {
+		t := &term{key: r.str(), vec: int32(r.int(-1, int64(vec.t.Len()-1)))}
+		if _, dup := x.termIDs[t.key]; dup && r.err == nil {
+			r.err = errors.New("a term twice")
+		}
+		x.terms[i] = t
+		x.termIDs[t.key] = uint32(i)
+	}
+	x.docs = make([]*doc, 0, nDocs)
+	x.byName = make(map[string]uint32, nDocs)
+	for s := range nDocs {
+		d := &doc{name: r.str(), gid: -1}
+		copy(d.hash[:], r.bytes(32))
+		for f := range d.lens {
+			d.lens[f] = uint16(r.uint(math.MaxUint16))
+			x.totLen[f] += int64(d.lens[f])
+		}
+		if g := r.str(); g != "" {
+			grp, ok := x.groups[g]
+			if !ok {
+				grp = &group{name: g, id: uint32(len(x.gList))}
+				x.groups[g] = grp
+				x.gList = append(x.gList, grp)
+			}
+			d.group, d.gid = grp, int32(grp.id)
+			grp.members = append(grp.members, uint32(s))
+		}
+		d.vecs = make([]int32, r.uint(uint64(x.cfg.MaxVecWords)))
+		for i := range d.vecs {
+			d.vecs[i] = int32(r.int(0, int64(vec.t.Len()-1)))
+		}
+		d.terms = make([]posting, r.uint(uint64(len(r.b))))
+		if len(d.terms) > 0 && nTerms == 0 && r.err == nil {
+			r.err = errors.New("a posting without terms")
+		}
+		for i := range d.terms {
+			d.terms[i] = posting{id: uint32(r.uint(max(nTerms, 1) - 1)), tf: uint32(r.uint(math.MaxUint32))}
+		}
+		if r.err != nil {
+			break
+		}
+		if _, dup := x.byName[d.name]; dup || d.name == "" {
+			return nil, fmt.Errorf("%w: document %q twice or unnamed", ErrSnapshot, d.name)
+		}
+		x.byName[d.name] = uint32(s)
+		x.docs = append(x.docs, d)
+		for _, p := range d.terms {
+			t := x.terms[p.id]
+			t.postings = append(t.postings, posting{uint32(s), p.tf})
+		}
+		slices.SortFunc(d.terms, func(a, b posting) int { return cmp.Compare(a.id, b.id) })
+	}
+	if r.err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrSnapshot, r.err)
+	}
+	if len(r.b) != 0 {
+		return nil, fmt.Errorf("%w: %d bytes after the documents", ErrSnapshot, len(r.b))
+	}
+	for _, g := range x.gList {
+		slices.SortFunc(g.members, func(a, b uint32) int { return cmp.Compare(x.docs[a].name, x.docs[b].name) })
+	}
+	x.n = int64(len(x.docs))
+	return x, nil
+}
+
+// snapReader reads a snapshot's fields; the first failure sticks in err
+// and every later read returns zero values.
+type snapReader struct {
+	b   []byte
+	err error
+}
+
+func (r *snapReader) uint(limit uint64) uint64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 || v > limit {
+		r.err = fmt.Errorf("a number out of range at %d bytes from the end", len(r.b))
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *snapReader) int(lo, hi int64) int64 {
+	if r.err != nil {
+		return 0
+	}
+	v, n := binary.Varint(r.b)
+	if n <= 0 || v < lo || v > hi {
+		r.err = fmt.Errorf("a number out of range at %d bytes from the end", len(r.b))
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *snapReader) bytes(n int) []byte {
+	if r.err != nil || len(r.b) < n {
+		if r.err == nil {
+			r.err = errors.New("truncated")
+		}
+		return make([]byte, n)
+	}
+	out := r.b[:n]
+	r.b = r.b[n:]
+	return out
+}
+
+func (r *snapReader) str() string {
+	n := r.uint(uint64(len(r.b)))
+	return string(r.bytes(int(n)))
+}
