@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -39,19 +38,5 @@ func TestGoldenResults(t *testing.T) {
 			b.WriteByte('\n')
 		}
 	}
-	got := b.String()
-	testio.PrintGolden(t, []byte(got))
-	path := filepath.Join("testdata", "results.golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("results differ from %s (go test -run TestGoldenResults -update rewrites it):\n%s", path, got)
-	}
+	testio.Golden(t, filepath.Join("testdata", "results.golden"), []byte(b.String()), *update)
 }

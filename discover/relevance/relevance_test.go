@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -201,20 +200,7 @@ func TestDeterminism(t *testing.T) {
 func TestGolden(t *testing.T) {
 	x := newIndex(t, fixture)
 	got := x.Scoring() + "\n" + x.Digest() + "\n" + answers(t, x)
-	testio.PrintGolden(t, []byte(got))
-	path := filepath.Join("testdata", "golden.txt")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got != string(want) {
-		t.Errorf("scores differ from %s:\n%s", path, got)
-	}
+	testio.Golden(t, filepath.Join("testdata", "golden.txt"), []byte(got), *update)
 }
 
 func TestQuery(t *testing.T) {

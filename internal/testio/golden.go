@@ -34,3 +34,23 @@ func PrintGolden(t testing.TB, got []byte) {
 		t.Fatalf("%s: %v", GoldenEnv, err)
 	}
 }
+
+// Golden compares got with the golden file path after printing it
+// (PrintGolden); with update it first rewrites the file with got. A
+// difference is an error that shows got, to review before -update.
+func Golden(t testing.TB, path string, got []byte, update bool) {
+	t.Helper()
+	PrintGolden(t, got)
+	if update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("%s differs (go test -update rewrites it); got:\n%s", path, got)
+	}
+}
