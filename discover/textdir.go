@@ -2,7 +2,6 @@ package discover
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -273,15 +272,21 @@ func relevanceHeader(snap *registry.Snapshot, scoring string) string {
 // loadRelevance returns the relevance index of snap kept on disk, if the
 // file there holds snap's and reads back under vec's scoring; nil else.
 func (t *textDir) loadRelevance(ctx context.Context, snap *registry.Snapshot, vec *relevance.Vectors) *relevance.Index {
-	raw, err := os.ReadFile(filepath.Join(t.path, relevanceFile))
+	f, err := os.Open(filepath.Join(t.path, relevanceFile))
 	if err != nil {
 		return nil
 	}
-	rest, ok := bytes.CutPrefix(raw, []byte(relevanceHeader(snap, relevance.DefaultConfig().Digest(vec.Digest()))))
-	if !ok {
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
 		return nil
 	}
-	rx, err := relevance.ReadSnapshot(rest, vec, relevance.DefaultConfig())
+	want := relevanceHeader(snap, relevance.DefaultConfig().Digest(vec.Digest()))
+	head := make([]byte, len(want))
+	if _, err := io.ReadFull(f, head); err != nil || string(head) != want {
+		return nil
+	}
+	rx, err := relevance.ReadSnapshot(f, st.Size()-int64(len(want)), vec, relevance.DefaultConfig())
 	if err != nil {
 		t.log.LogAttrs(ctx, slog.LevelWarn, "discovery relevance index on disk unreadable; rebuilding", slog.Any("error", err))
 		return nil

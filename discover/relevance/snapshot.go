@@ -112,48 +112,65 @@ func (x *Index) WriteSnapshot(w io.Writer) error {
 	return err
 }
 
-// ReadSnapshot reads an index WriteSnapshot wrote, for the vectors vec and
-// constants cfg: a snapshot scored by another rule, constants or vector
-// table, or whose checksum fails, is refused with an error wrapping
-// ErrSnapshot.
-func ReadSnapshot(data []byte, vec *Vectors, cfg Config) (*Index, error) {
+// Bounds on what a snapshot may declare, so that damaged bytes cannot ask
+// for a huge allocation: counts grow as they are read.
+const (
+	maxSnapCount  = 1 << 26
+	maxSnapString = 1 << 20
+)
+
+// ReadSnapshot reads an index WriteSnapshot wrote, size bytes from r, for
+// the vectors vec and constants cfg. It streams: the bytes are not held
+// at once. A snapshot scored by another rule, constants or vector table,
+// or whose checksum fails, is refused with an error wrapping ErrSnapshot.
+func ReadSnapshot(r io.Reader, size int64, vec *Vectors, cfg Config) (*Index, error) {
 	x, err := New(vec, cfg)
 	if err != nil {
 		return nil, err
 	}
-	if len(data) < len(snapshotMagic)+sha256.Size || !bytes.HasPrefix(data, snapshotMagic) {
+	if size < int64(len(snapshotMagic))+sha256.Size {
+		return nil, fmt.Errorf("%w: %d bytes", ErrSnapshot, size)
+	}
+	h := sha256.New()
+	sr := &snapReader{br: bufio.NewReaderSize(io.TeeReader(io.LimitReader(r, size-sha256.Size), h), 1<<16)}
+	if magic := sr.bytes(len(snapshotMagic)); sr.err != nil || !bytes.Equal(magic, snapshotMagic) {
 		return nil, fmt.Errorf("%w: no snapshot header", ErrSnapshot)
 	}
-	body, sum := data[:len(data)-sha256.Size], data[len(data)-sha256.Size:]
-	if got := sha256.Sum256(body); !bytes.Equal(got[:], sum) {
-		return nil, fmt.Errorf("%w: checksum", ErrSnapshot)
-	}
-	r := snapReader{b: body[len(snapshotMagic):]}
-	if s := r.str(); s != x.scoring {
+	if s := sr.str(); s != x.scoring {
 		return nil, fmt.Errorf("%w: scored by %.20s…, this index scores by %.20s…", ErrSnapshot, s, x.scoring)
 	}
-	nDocs, nTerms := r.uint(math.MaxUint32), r.uint(math.MaxUint32)
-	if r.err != nil || nTerms > uint64(len(r.b)) || nDocs > uint64(len(r.b)) {
-		return nil, fmt.Errorf("%w: counts", ErrSnapshot)
+	nDocs, nTerms := sr.uint(maxSnapCount), sr.uint(maxSnapCount)
+	if err := x.readSnapshot(sr, nDocs, nTerms); err != nil {
+		return nil, err
 	}
-	x.terms = make([]*term, nTerms)
-	x.termIDs = make(map[string]uint32, nTerms)
-	for i := range x.terms {
-		t := &term{key: r.str(), vec: int32(r.int(-1, int64(vec.t.Len()-1)))}
+	if _, err := sr.br.ReadByte(); err != io.EOF {
+		return nil, fmt.Errorf("%w: bytes after the documents", ErrSnapshot)
+	}
+	sum := make([]byte, sha256.Size)
+	if _, err := io.ReadFull(r, sum); err != nil || !bytes.Equal(sum, h.Sum(nil)) {
+		return nil, fmt.Errorf("%w: checksum", ErrSnapshot)
+	}
+	return x, nil
+}
+
+// readSnapshot reads the terms and documents into x, a new index.
+func (x *Index) readSnapshot(r *snapReader, nDocs, nTerms uint64) error {
+	vecMax := int64(x.vec.t.Len() - 1)
+	x.terms = make([]*term, 0, min(nTerms, 1<<16))
+	for i := uint64(0); i < nTerms && r.err == nil; i++ {
+		t := &term{key: r.str(), vec: int32(r.int(-1, vecMax))}
 		if _, dup := x.termIDs[t.key]; dup && r.err == nil {
 			r.err = errors.New("a term twice")
 		}
-		x.terms[i] = t
 		x.termIDs[t.key] = uint32(i)
+		x.terms = append(x.terms, t)
 	}
-	x.docs = make([]*doc, 0, nDocs)
-	x.byName = make(map[string]uint32, nDocs)
-	for s := range nDocs {
+	x.docs = make([]*doc, 0, min(nDocs, 1<<16))
+	for s := uint32(0); uint64(s) < nDocs && r.err == nil; s++ {
 		d := &doc{name: r.str(), gid: -1}
 		copy(d.hash[:], r.bytes(32))
 		for f := range d.lens {
 			d.lens[f] = uint16(r.uint(math.MaxUint16))
-			x.totLen[f] += int64(d.lens[f])
 		}
 		if g := r.str(); g != "" {
 			grp, ok := x.groups[g]
@@ -163,50 +180,51 @@ func ReadSnapshot(data []byte, vec *Vectors, cfg Config) (*Index, error) {
 				x.gList = append(x.gList, grp)
 			}
 			d.group, d.gid = grp, int32(grp.id)
-			grp.members = append(grp.members, uint32(s))
+			grp.members = append(grp.members, s)
 		}
 		d.vecs = make([]int32, r.uint(uint64(x.cfg.MaxVecWords)))
 		for i := range d.vecs {
-			d.vecs[i] = int32(r.int(0, int64(vec.t.Len()-1)))
+			d.vecs[i] = int32(r.int(0, vecMax))
 		}
-		d.terms = make([]posting, r.uint(uint64(len(r.b))))
-		if len(d.terms) > 0 && nTerms == 0 && r.err == nil {
+		n := r.uint(maxSnapCount)
+		if n > 0 && nTerms == 0 && r.err == nil {
 			r.err = errors.New("a posting without terms")
 		}
-		for i := range d.terms {
-			d.terms[i] = posting{id: uint32(r.uint(max(nTerms, 1) - 1)), tf: uint32(r.uint(math.MaxUint32))}
+		d.terms = make([]posting, 0, min(n, 1<<12))
+		for i := uint64(0); i < n && r.err == nil; i++ {
+			d.terms = append(d.terms, posting{id: uint32(r.uint(max(nTerms, 1) - 1)), tf: uint32(r.uint(math.MaxUint32))})
 		}
 		if r.err != nil {
 			break
 		}
 		if _, dup := x.byName[d.name]; dup || d.name == "" {
-			return nil, fmt.Errorf("%w: document %q twice or unnamed", ErrSnapshot, d.name)
+			return fmt.Errorf("%w: document %q twice or unnamed", ErrSnapshot, d.name)
 		}
-		x.byName[d.name] = uint32(s)
+		x.byName[d.name] = s
 		x.docs = append(x.docs, d)
+		for f := range d.lens {
+			x.totLen[f] += int64(d.lens[f])
+		}
 		for _, p := range d.terms {
 			t := x.terms[p.id]
-			t.postings = append(t.postings, posting{uint32(s), p.tf})
+			t.postings = append(t.postings, posting{s, p.tf})
 		}
 		slices.SortFunc(d.terms, func(a, b posting) int { return cmp.Compare(a.id, b.id) })
 	}
 	if r.err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrSnapshot, r.err)
-	}
-	if len(r.b) != 0 {
-		return nil, fmt.Errorf("%w: %d bytes after the documents", ErrSnapshot, len(r.b))
+		return fmt.Errorf("%w: %v", ErrSnapshot, r.err)
 	}
 	for _, g := range x.gList {
 		slices.SortFunc(g.members, func(a, b uint32) int { return cmp.Compare(x.docs[a].name, x.docs[b].name) })
 	}
 	x.n = int64(len(x.docs))
-	return x, nil
+	return nil
 }
 
 // snapReader reads a snapshot's fields; the first failure sticks in err
 // and every later read returns zero values.
 type snapReader struct {
-	b   []byte
+	br  *bufio.Reader
 	err error
 }
 
@@ -214,12 +232,11 @@ func (r *snapReader) uint(limit uint64) uint64 {
 	if r.err != nil {
 		return 0
 	}
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 || v > limit {
-		r.err = fmt.Errorf("a number out of range at %d bytes from the end", len(r.b))
+	v, err := binary.ReadUvarint(r.br)
+	if err != nil || v > limit {
+		r.err = errors.New("a number out of range or truncated")
 		return 0
 	}
-	r.b = r.b[n:]
 	return v
 }
 
@@ -227,28 +244,29 @@ func (r *snapReader) int(lo, hi int64) int64 {
 	if r.err != nil {
 		return 0
 	}
-	v, n := binary.Varint(r.b)
-	if n <= 0 || v < lo || v > hi {
-		r.err = fmt.Errorf("a number out of range at %d bytes from the end", len(r.b))
+	v, err := binary.ReadVarint(r.br)
+	if err != nil || v < lo || v > hi {
+		r.err = errors.New("a number out of range or truncated")
 		return 0
 	}
-	r.b = r.b[n:]
 	return v
 }
 
 func (r *snapReader) bytes(n int) []byte {
-	if r.err != nil || len(r.b) < n {
-		if r.err == nil {
-			r.err = errors.New("truncated")
-		}
-		return make([]byte, n)
+	out := make([]byte, n)
+	if r.err != nil {
+		return out
 	}
-	out := r.b[:n]
-	r.b = r.b[n:]
+	if _, err := io.ReadFull(r.br, out); err != nil {
+		r.err = errors.New("truncated")
+	}
 	return out
 }
 
 func (r *snapReader) str() string {
-	n := r.uint(uint64(len(r.b)))
+	n := r.uint(maxSnapString)
+	if r.err != nil {
+		return ""
+	}
 	return string(r.bytes(int(n)))
 }

@@ -23,7 +23,7 @@ func TestSnapshot(t *testing.T) {
 	if err := x.WriteSnapshot(&buf); err != nil {
 		t.Fatal(err)
 	}
-	y, err := ReadSnapshot(buf.Bytes(), x.vec, x.cfg)
+	y, err := ReadSnapshot(bytes.NewReader(buf.Bytes()), int64(buf.Len()), x.vec, x.cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +62,7 @@ func TestSnapshot(t *testing.T) {
 		"empty":           {nil, x.cfg},
 		"other constants": {buf.Bytes(), other},
 	} {
-		if _, err := ReadSnapshot(c.data, x.vec, c.cfg); !errors.Is(err, ErrSnapshot) {
+		if _, err := ReadSnapshot(bytes.NewReader(c.data), int64(len(c.data)), x.vec, c.cfg); !errors.Is(err, ErrSnapshot) {
 			t.Errorf("%s: %v, want ErrSnapshot", name, err)
 		}
 	}
@@ -87,7 +87,8 @@ func FuzzReadSnapshot(f *testing.F) {
 	f.Add([]byte(nil))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		sum := sha256.Sum256(body)
-		y, err := ReadSnapshot(append(bytes.Clone(body), sum[:]...), x.vec, x.cfg)
+		data := append(bytes.Clone(body), sum[:]...)
+		y, err := ReadSnapshot(bytes.NewReader(data), int64(len(data)), x.vec, x.cfg)
 		if err != nil {
 			if !errors.Is(err, ErrSnapshot) {
 				t.Fatalf("%v, want ErrSnapshot", err)
@@ -105,7 +106,7 @@ func BenchmarkReadSnapshot(b *testing.B) {
 		b.Fatal(err)
 	}
 	for b.Loop() {
-		if _, err := ReadSnapshot(buf.Bytes(), x.vec, x.cfg); err != nil {
+		if _, err := ReadSnapshot(bytes.NewReader(buf.Bytes()), int64(buf.Len()), x.vec, x.cfg); err != nil {
 			b.Fatal(err)
 		}
 	}
