@@ -72,11 +72,16 @@ func relevanceDocument(c *registry.Capability) relevance.Document {
 		Examples:    c.Disc.Examples,
 	}
 	if c.Tool != nil {
-		d.Params = schemaParams(c.Tool.Alg.InputSchema, 0, nil)
+		d.Params = SchemaParams(c.Tool.Alg.InputSchema)
 		d.Group = c.Tool.Impl.Upstream
 	}
 	return d
 }
+
+// SchemaParams lists what the relevance tier reads of a tool's input
+// schema: the properties it declares, with their descriptions and string
+// enum values (schemaParams).
+func SchemaParams(schema []byte) []relevance.Param { return schemaParams(schema, 0, nil) }
 
 // schemaParams lists the properties a JSON Schema declares, sorted by
 // name, with their descriptions and string enum values, and those of

@@ -29,9 +29,11 @@ type rawTool struct {
 	Name, Title, Description string
 	Schema                   json.RawMessage
 	Upstream                 string
+	Group                    string // StableToolBench: the RapidAPI tool
 }
 
-// cascadeTools reads the tools of StableToolBench's or τ-bench's file.
+// cascadeTools reads the tools of StableToolBench's or τ-bench's file: the
+// one reader of both, for the scorer's rows (documents) and the cascade's.
 func cascadeTools(path string, tau bool) ([]rawTool, error) {
 	ups := map[string]string{} // RapidAPI tool → upstream name
 	taken := map[string]bool{}
@@ -59,7 +61,7 @@ func cascadeTools(path string, tau bool) ([]rawTool, error) {
 				u = upstreamName(it.Tool, taken)
 				ups[it.Tool], taken[u] = u, true
 			}
-			t.Upstream = u
+			t.Upstream, t.Group = u, it.Tool
 		}
 		out[i] = t
 	}

@@ -61,6 +61,7 @@ import (
 	"github.com/blevesearch/bleve/v2/analysis/analyzer/standard"
 	"github.com/blevesearch/bleve/v2/mapping"
 
+	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/discover/relevance"
 	"github.com/groundgate/groundgate/wordvec"
 )
@@ -187,18 +188,20 @@ func run(args []string, stdout io.Writer) error {
 		}
 	}
 
-	tbDocs, err := loadToolBench(filepath.Join(*data, "tool-discovery", "stabletoolbench-tools.json"))
+	tbTools, err := cascadeTools(filepath.Join(*data, "tool-discovery", "stabletoolbench-tools.json"), false)
 	if err != nil {
 		return err
 	}
+	tbDocs := documents(tbTools)
 	tbReqs, err := loadQueries(filepath.Join(*data, "tool-discovery", "stabletoolbench-queries.jsonl"))
 	if err != nil {
 		return err
 	}
-	tauDocs, tauReqs, err := loadTau(filepath.Join(*data, "tau-airline"))
+	tauTools, tauReqs, err := loadTau(filepath.Join(*data, "tau-airline"))
 	if err != nil {
 		return err
 	}
+	tauDocs := documents(tauTools)
 	if *sweep {
 		return runSweep(stdout, vec, cfg, tbDocs, tbReqs, tauDocs, tauReqs)
 	}
@@ -212,17 +215,10 @@ func run(args []string, stdout io.Writer) error {
 	defer os.RemoveAll(tmp)
 	cascades := map[string]*cascade{}
 	for _, ds := range []struct {
-		name, file, db string
-		tau            bool
-	}{
-		{"stabletoolbench", filepath.Join(*data, "tool-discovery", "stabletoolbench-tools.json"), "tb", false},
-		{"tau-airline", filepath.Join(*data, "tau-airline", "tools.json"), "airline", true},
-	} {
-		tools, err := cascadeTools(ds.file, ds.tau)
-		if err != nil {
-			return err
-		}
-		c, err := openCascade(ctx, tmp, ds.db, tools)
+		name, db string
+		tools    []rawTool
+	}{{"stabletoolbench", "tb", tbTools}, {"tau-airline", "airline", tauTools}} {
+		c, err := openCascade(ctx, tmp, ds.db, ds.tools)
 		if err != nil {
 			return fmt.Errorf("%s: %w", ds.name, err)
 		}
@@ -394,62 +390,15 @@ func build(vec *relevance.Vectors, cfg relevance.Config, docs []relevance.Docume
 	return x, nil
 }
 
-// schema is the part of a JSON Schema the documents read.
-type schema struct {
-	Description string             `json:"description"`
-	Properties  map[string]*schema `json:"properties"`
-	Items       *schema            `json:"items"`
-	Enum        []any              `json:"enum"`
-}
-
-// params lists a schema's properties, nested ones too, sorted by name at
-// each level; an enum's values are appended to the description.
-func params(s *schema) []relevance.Param {
-	if s == nil {
-		return nil
+// documents are the scorer's documents of tools, as the cascade's
+// relevance tier reads them (discover.SchemaParams for the parameters);
+// a StableToolBench API's group is its RapidAPI tool.
+func documents(tools []rawTool) []relevance.Document {
+	docs := make([]relevance.Document, len(tools))
+	for i, t := range tools {
+		docs[i] = relevance.Document{Name: t.Name, Title: t.Title, Description: t.Description, Params: discover.SchemaParams(t.Schema), Group: t.Group}
 	}
-	var out []relevance.Param
-	keys := make([]string, 0, len(s.Properties))
-	for k := range s.Properties {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		p := s.Properties[k]
-		desc := p.Description
-		for _, e := range p.Enum {
-			if es, ok := e.(string); ok {
-				desc += " " + es
-			}
-		}
-		out = append(out, relevance.Param{Name: k, Description: strings.TrimSpace(desc)})
-		out = append(out, params(p)...)
-		out = append(out, params(p.Items)...)
-	}
-	return out
-}
-
-func loadToolBench(path string) ([]relevance.Document, error) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var apis []struct {
-		Name        string  `json:"name"`
-		Tool        string  `json:"tool"`
-		API         string  `json:"api"`
-		Description string  `json:"description"`
-		Parameters  *schema `json:"parameters"`
-	}
-	if err := json.Unmarshal(raw, &apis); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	docs := make([]relevance.Document, len(apis))
-	for i, a := range apis {
-		// As gateway/upstreamtest/toolbench.go serves them.
-		docs[i] = relevance.Document{Name: a.Name, Title: a.Tool + ": " + a.API, Description: a.Description, Params: params(a.Parameters), Group: a.Tool}
-	}
-	return docs, nil
+	return docs
 }
 
 func loadQueries(path string) ([]request, error) {
@@ -475,24 +424,12 @@ func loadQueries(path string) ([]request, error) {
 // tauWrites are the tools that write (tau-airline/README.md).
 var tauWrites = []string{"book_reservation", "cancel_reservation", "update_reservation_flights", "update_reservation_baggages", "update_reservation_passengers", "send_certificate"}
 
-func loadTau(dir string) ([]relevance.Document, []request, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, "tools.json"))
+func loadTau(dir string) ([]rawTool, []request, error) {
+	tools, err := cascadeTools(filepath.Join(dir, "tools.json"), true)
 	if err != nil {
 		return nil, nil, err
 	}
-	var tools []struct {
-		Name        string  `json:"name"`
-		Description string  `json:"description"`
-		Parameters  *schema `json:"parameters"`
-	}
-	if err := json.Unmarshal(raw, &tools); err != nil {
-		return nil, nil, err
-	}
-	docs := make([]relevance.Document, len(tools))
-	for i, t := range tools {
-		docs[i] = relevance.Document{Name: t.Name, Description: t.Description, Params: params(t.Parameters)}
-	}
-	raw, err = os.ReadFile(filepath.Join(dir, "tasks.json"))
+	raw, err := os.ReadFile(filepath.Join(dir, "tasks.json"))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -519,7 +456,7 @@ func loadTau(dir string) ([]relevance.Document, []request, error) {
 		}
 		reqs = append(reqs, request{ID: fmt.Sprint(t.Index), Prompt: t.Instruction, Gold: uniq(gold), dev: isDev(t.Instruction)})
 	}
-	return docs, reqs, nil
+	return tools, reqs, nil
 }
 
 func buildBleve(docs []relevance.Document) (bleve.Index, error) {
