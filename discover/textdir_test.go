@@ -186,6 +186,20 @@ func TestLazyText(t *testing.T) {
 	select {
 	case <-d.cur.text.ready:
 		t.Fatal("the text index was made for queries that do not need it")
+	case <-d.cur.text.relReady:
+		t.Fatal("the relevance index was made for queries that do not need it")
+	default:
+	}
+	// Words for the relevance tier only ("wti crude"): its index is made,
+	// not the bleve index.
+	rq := Query{Prompt: "Run a momentum strategy on WTI crude and score it by Sharpe ratio"}
+	if got, want := mustJSON(t, mustDiscover(t, d, rq)), mustJSON(t, mustDiscover(t, eager, rq)); string(got) != string(want) {
+		t.Errorf("relevance look-up: lazy %s, eager %s", got, want)
+	}
+	time.Sleep(10 * time.Millisecond)
+	select {
+	case <-d.cur.text.ready:
+		t.Fatal("the text index was made for a relevance look-up")
 	default:
 	}
 	q := Query{Terms: []string{"reward per unit", "rolling mean"}}

@@ -28,7 +28,8 @@ type textIndex struct {
 	buildRel func(ctx context.Context) (*relevance.Index, error)
 	ctx      context.Context
 	stop     context.CancelFunc
-	once     sync.Once
+	textOnce sync.Once     // starts the bleve index's build
+	relOnce  sync.Once     // starts the relevance index's build
 	ready    chan struct{} // closed when bl, dir and err are set
 	relReady chan struct{} // closed when rel and relErr are set
 
@@ -56,12 +57,26 @@ func newTextIndex(build func(context.Context) (bleve.Index, string, error), buil
 	return t
 }
 
+// start starts making both indexes (those not started yet).
 func (t *textIndex) start() {
-	t.once.Do(func() {
+	t.startText()
+	t.startRel()
+}
+
+// startText and startRel start one index each: a look-up starts only the
+// one it reads, so a one-shot command whose prompt needs the relevance
+// tier does not make the bleve index too, nor the other way round.
+func (t *textIndex) startText() {
+	t.textOnce.Do(func() {
 		go func() {
 			defer close(t.ready)
 			t.bl, t.dir, t.err = t.build(t.ctx)
 		}()
+	})
+}
+
+func (t *textIndex) startRel() {
+	t.relOnce.Do(func() {
 		go func() {
 			defer close(t.relReady)
 			t.rel, t.relErr = t.buildRel(t.ctx)
@@ -71,7 +86,7 @@ func (t *textIndex) start() {
 
 // wait returns the bleve index, making it first if nobody has asked yet.
 func (t *textIndex) wait(ctx context.Context) (bleve.Index, error) {
-	t.start()
+	t.startText()
 	select {
 	case <-t.ready:
 		return t.bl, t.err
@@ -80,10 +95,10 @@ func (t *textIndex) wait(ctx context.Context) (bleve.Index, error) {
 	}
 }
 
-// relevance returns the relevance index, making the indexes first if
-// nobody has asked yet.
+// relevance returns the relevance index, making it first if nobody has
+// asked yet.
 func (t *textIndex) relevance(ctx context.Context) (*relevance.Index, error) {
-	t.start()
+	t.startRel()
 	select {
 	case <-t.relReady:
 		return t.rel, t.relErr
@@ -116,9 +131,12 @@ func (t *textIndex) state() error {
 // close stops a build in progress, waits for it and closes the index.
 func (t *textIndex) close() {
 	t.stop()
-	t.once.Do(func() { // never started: nothing to wait for
-		t.err, t.relErr = errIndexClosed, errIndexClosed
+	t.textOnce.Do(func() { // never started: nothing to wait for
+		t.err = errIndexClosed
 		close(t.ready)
+	})
+	t.relOnce.Do(func() {
+		t.relErr = errIndexClosed
 		close(t.relReady)
 	})
 	<-t.ready
