@@ -1,0 +1,234 @@
+package airline
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"reflect"
+	"sort"
+	"strings"
+
+	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
+
+	"github.com/groundgate/groundgate/airline"
+	"github.com/groundgate/groundgate/session"
+)
+
+// FileAs are the writes whose result is the reservation, filed also under
+// get_reservation_details by its reservation_id (upstream.json's file_as).
+var FileAs = map[string]bool{
+	"cancel_reservation": true, "update_reservation_flights": true,
+	"update_reservation_baggages": true, "update_reservation_passengers": true,
+}
+
+// missingRead is read()'s error when the state lacks the call's result.
+type missingRead struct {
+	Tool      string
+	Arguments map[string]any
+}
+
+func (m *missingRead) Error() string { return fmt.Sprintf("read %s %v first", m.Tool, m.Arguments) }
+
+// Sim is a session as the gateway keeps it, over a world of its own, and
+// the policies decided on it with cel-go and z3: a stand-in for groundgate
+// to read the policies against calls offline (the tests, and the replay's
+// expectations).
+type Sim struct {
+	W     *airline.World
+	St    *session.State
+	Facts map[string]any
+	Reads int // reads a rule needed first
+	env   *cel.Env
+	progs map[string]cel.Program
+}
+
+// NewSim is a session over w with the host's facts.
+func NewSim(w *airline.World, facts map[string]any) (*Sim, error) {
+	s := &Sim{W: w, St: &session.State{}, Facts: facts, progs: map[string]cel.Program{}}
+	if s.Facts == nil {
+		s.Facts = map[string]any{}
+	}
+	e, err := newEnv(s)
+	if err != nil {
+		return nil, err
+	}
+	s.env = e
+	return s, nil
+}
+
+func textResult(out string) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": out}}, "isError": airline.IsError(out)})
+	return b
+}
+
+// Call runs the tool on the world and files an ok result in the state
+// (and a write's reservation as read, as upstream.json's file_as).
+func (s *Sim) Call(tool string, args json.RawMessage) string {
+	out := s.W.Call(tool, args)
+	if airline.IsError(out) {
+		return out
+	}
+	s.file("airline."+tool, args, out)
+	if FileAs[tool] {
+		var a struct {
+			ReservationID string `json:"reservation_id"`
+		}
+		_ = json.Unmarshal(args, &a)
+		s.file("airline.get_reservation_details", json.RawMessage(fmt.Sprintf(`{"reservation_id": %q}`, a.ReservationID)), out)
+	}
+	return out
+}
+
+func (s *Sim) file(tool string, args json.RawMessage, out string) {
+	o, ok, err := session.Observe(tool, args, textResult(out))
+	if err != nil || !ok {
+		panic(fmt.Sprintf("observe %s: %v %v", tool, ok, err))
+	}
+	st, err := s.St.With(session.Limits{}, o)
+	if err != nil {
+		panic(err)
+	}
+	s.St = st
+}
+
+// newEnv is the CEL environment of a policy's derive: tool, arguments,
+// state, facts, now, and read(TOOL, ARGUMENTS).
+func newEnv(s *Sim) (*cel.Env, error) {
+	return cel.NewEnv(
+		cel.Variable("tool", cel.StringType),
+		cel.Variable("arguments", cel.MapType(cel.StringType, cel.DynType)),
+		cel.Variable("state", cel.MapType(cel.StringType, cel.DynType)),
+		cel.Variable("facts", cel.MapType(cel.StringType, cel.DynType)),
+		cel.Variable("now", cel.TimestampType),
+		cel.Function("read", cel.Overload("read_string_map", []*cel.Type{cel.StringType, cel.MapType(cel.StringType, cel.DynType)}, cel.DynType,
+			cel.BinaryBinding(func(tool, args ref.Val) ref.Val {
+				a, err := args.ConvertToNative(jsonMapType)
+				if err != nil {
+					return types.WrapErr(err)
+				}
+				raw, _ := json.Marshal(a)
+				key, err := session.Key(raw)
+				if err != nil {
+					return types.WrapErr(err)
+				}
+				v, ok := s.St.Result(string(tool.(types.String)), key)
+				if !ok {
+					return types.WrapErr(&missingRead{Tool: string(tool.(types.String)), Arguments: a.(map[string]any)})
+				}
+				var x any
+				_ = json.Unmarshal(v, &x)
+				return types.DefaultTypeAdapter.NativeToValue(x)
+			}))),
+	)
+}
+
+var jsonMapType = reflect.TypeOf(map[string]any{})
+
+// Decide evaluates the policy named name, governing tool, on args: the
+// rules it breaks (nil: admitted), making the reads a rule needs first.
+func (s *Sim) Decide(pol Policy, name, tool string, args json.RawMessage) ([]string, error) {
+	e := s.env
+	var a map[string]any
+	if err := json.Unmarshal(args, &a); err != nil {
+		return nil, err
+	}
+	var stDoc map[string]any
+	for range 20 {
+		_ = json.Unmarshal(s.St.Canonical(), &stDoc)
+		vals := map[string]any{}
+		var missing *missingRead
+		for c, src := range pol.Derive {
+			prg, ok := s.progs[src]
+			if !ok {
+				ast, iss := e.Compile(src)
+				if iss.Err() != nil {
+					return nil, fmt.Errorf("%s.%s: %v", name, c, iss.Err())
+				}
+				var err error
+				if prg, err = e.Program(ast); err != nil {
+					return nil, err
+				}
+				s.progs[src] = prg
+			}
+			out, _, err := prg.Eval(map[string]any{"tool": "airline." + tool, "arguments": a, "state": stDoc, "facts": s.Facts, "now": Now})
+			if err != nil {
+				if errors.As(err, &missing) {
+					break
+				}
+				return nil, fmt.Errorf("%s.%s: %v", name, c, err)
+			}
+			vals[c] = out.Value()
+		}
+		if missing != nil {
+			raw, _ := json.Marshal(missing.Arguments)
+			name := strings.TrimPrefix(missing.Tool, "airline.")
+			if out := s.Call(name, raw); airline.IsError(out) {
+				return nil, fmt.Errorf("read %s%s: %s", name, raw, out)
+			}
+			s.Reads++
+			continue
+		}
+		return z3Broken(pol, PolicyRules[name], vals)
+	}
+	return nil, fmt.Errorf("%s: too many reads", name)
+}
+
+// z3Broken asks z3 which named rules the derived values break.
+func z3Broken(pol Policy, rules [][2]string, vals map[string]any) ([]string, error) {
+	var b strings.Builder
+	b.WriteString(pol.SMTLIB)
+	keys := make([]string, 0, len(vals))
+	for k := range vals {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		switch v := vals[k].(type) {
+		case bool:
+			fmt.Fprintf(&b, "(assert (= %s %v))\n", k, v)
+		case int64:
+			if v < 0 {
+				fmt.Fprintf(&b, "(assert (= %s (- %d)))\n", k, -v)
+			} else {
+				fmt.Fprintf(&b, "(assert (= %s %d))\n", k, v)
+			}
+		default:
+			return nil, fmt.Errorf("%s: %T %v", k, v, v)
+		}
+	}
+	for _, r := range rules {
+		fmt.Fprintf(&b, "(push)\n(assert (not %s))\n(check-sat)\n(pop)\n", r[1])
+	}
+	cmd := exec.Command("z3", "-in")
+	cmd.Stdin = strings.NewReader(b.String())
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("z3: %v: %s", err, out)
+	}
+	lines := strings.Fields(string(out))
+	if len(lines) != len(rules) {
+		return nil, fmt.Errorf("z3 said %q", out)
+	}
+	var broken []string
+	for i, l := range lines {
+		if l == "sat" {
+			broken = append(broken, rules[i][0])
+		}
+	}
+	return broken, nil
+}
+
+// PolicyFor is the policy (and its name) that governs the write tool.
+func PolicyFor(ps map[string]Policy, tool string) (string, Policy) {
+	for name, p := range ps {
+		for _, a := range p.AppliesTo {
+			if a == "airline."+tool {
+				return name, p
+			}
+		}
+	}
+	return "", Policy{}
+}
