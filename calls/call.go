@@ -453,7 +453,7 @@ func (s *Service) forward(ctx context.Context, d *decision) (Response, error) {
 			return Response{}, err
 		}
 	}
-	if f.Layers.Request, err = requestDigest(f.Tool, f.Arguments); err != nil {
+	if f.Layers.Request, err = RequestDigest(f.Tool, f.Arguments); err != nil {
 		return Response{}, err
 	}
 	res, cerr := s.ups.Call(ctx, d.upstream, d.tool, d.args)

@@ -134,8 +134,9 @@ type CallError struct {
 	Detail string `json:"detail"`
 }
 
-// requestDigest is the Request layer.
-func requestDigest(tool string, args json.RawMessage) (hashing.Digest, error) {
+// RequestDigest is the Request layer: SHA-256 of JCS({"tool", "arguments"}),
+// arguments in RFC 8785 form.
+func RequestDigest(tool string, args json.RawMessage) (hashing.Digest, error) {
 	raw, err := hashing.Canonical(struct {
 		Tool      string          `json:"tool"`
 		Arguments json.RawMessage `json:"arguments"`
@@ -183,7 +184,7 @@ func (f *Footprint) Check() error {
 	if got := f.Layers.Hash(); got != f.Hash {
 		return fmt.Errorf("the layers hash to %s, not %s", got, f.Hash)
 	}
-	rd, err := requestDigest(f.Tool, f.Arguments)
+	rd, err := RequestDigest(f.Tool, f.Arguments)
 	if err != nil {
 		return err
 	}

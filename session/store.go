@@ -331,8 +331,17 @@ func (s *Store) inTx(ctx context.Context, id hashing.Digest, mode txMode, f func
 
 func (s *Store) now() time.Time { return s.opts.Now().UTC().Round(0) }
 
-// checkTurn checks a turn's words and fills its speaker.
+// checkTurn checks a turn and fills its speaker.
 func (s *Store) checkTurn(t *NewTurn, agentDiscovery bool) error {
+	if t.Evidence.IsZero() {
+		return fmt.Errorf("%w: a turn needs the discovery result's id", ErrInvalid)
+	}
+	return s.checkWords(t, agentDiscovery)
+}
+
+// checkWords checks a turn's words, facts and speaker (before they are
+// discovered), and fills its speaker.
+func (s *Store) checkWords(t *NewTurn, agentDiscovery bool) error {
 	switch {
 	case strings.TrimSpace(t.Prompt) == "":
 		return fmt.Errorf("%w: the prompt is empty", ErrInvalid)
@@ -340,8 +349,6 @@ func (s *Store) checkTurn(t *NewTurn, agentDiscovery bool) error {
 		return fmt.Errorf("%w: the prompt is not UTF-8", ErrInvalid)
 	case len(t.Prompt) > s.opts.Limits.MaxPromptBytes:
 		return fmt.Errorf("%w: the prompt is %d bytes, at most %d", ErrTooLarge, len(t.Prompt), s.opts.Limits.MaxPromptBytes)
-	case t.Evidence.IsZero():
-		return fmt.Errorf("%w: a turn needs the discovery result's id", ErrInvalid)
 	}
 	if err := s.checkFacts(t); err != nil {
 		return err
