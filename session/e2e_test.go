@@ -268,7 +268,6 @@ func TestSessionAirline(t *testing.T) {
 	// A restart: the session goes on with its state.
 	stop()
 	c, stop = serveAirline(t, db, false)
-	defer stop()
 	after := c.want(http.StatusOK, http.MethodGet, "/v1/sessions/"+id, token, nil)
 	if after["state"] != sess["state"] || len(after["calls"].([]any)) != 3 {
 		t.Fatalf("after restart: %v", after)
@@ -285,5 +284,12 @@ func TestSessionAirline(t *testing.T) {
 		"tool": "airline.get_user_details", "arguments": map[string]any{"user_id": "chen_lee_6825"}})
 	if !strings.HasSuffix(p["type"].(string), "session-closed") {
 		t.Fatalf("closed: %v", p)
+	}
+
+	// registry verify rebuilds both sessions' states from their calls.
+	stop()
+	rep, err := app.VerifyFile(t.Context(), db)
+	if err != nil || rep.Sessions != 2 || rep.Calls != 3 {
+		t.Fatalf("verify: %+v, %v", rep, err)
 	}
 }
