@@ -37,7 +37,7 @@ func discovered(t *testing.T) (*Footprint, []byte) {
 		Outcome:         OutcomeOK,
 		Findings:        []gateway.Finding{},
 	}
-	rd, err := requestDigest(f.Tool, f.Arguments)
+	rd, err := RequestDigest(f.Tool, f.Arguments)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,6 +62,32 @@ type Request struct {
 	// exempt read.
 	DiscoveryID hashing.Digest
 	Inline      []byte
+	// Session is the session the call is made in (SPEC §15); nil outside
+	// one. Its evidence grounds the call (DiscoveryID and Inline are then
+	// unused) and its state, facts and clock are what rules read.
+	Session *Session
+}
+
+// Session is what a call in a session is decided with: every turn's
+// evidence, the trusted state, the host's facts, and the clock. The
+// caller holds the session from reading these to recording the call
+// (session.Store.Hold), so the state read is the state the result is
+// filed on.
+type Session struct {
+	ID hashing.Digest
+	// Evidence is every turn's discovery id, in turn order. Of the matches
+	// naming the tool, the one with the highest confidence grounds the
+	// call (the earliest turn's on a tie).
+	Evidence []hashing.Digest
+	// State is the session's trusted state in RFC 8785 form ({} when
+	// empty) and StateDigest its SHA-256.
+	State       []byte
+	StateDigest hashing.Digest
+	// Facts is the host's facts, merged over the turns: an RFC 8785 JSON
+	// object ({} when none).
+	Facts []byte
+	// Now is the time the call is decided.
+	Now time.Time
 }
 
 // Response is a call's 200 body: the footprint and the upstream's result.
@@ -162,6 +188,13 @@ type decision struct {
 	live      gateway.Live
 	policies  hashing.Digest
 	version   uint64
+	// What rules read besides the call (SPEC §15): the session's state
+	// and facts ({} outside a session) and the decision's time (zero
+	// outside a session); read is what the State layer records.
+	state []byte
+	facts []byte
+	now   time.Time
+	read  *StateRead
 }
 
 // Call decides a call (Γ: F2, F3, F7, F1, F12, F9, F11, every failure at
@@ -190,7 +223,11 @@ func (s *Service) decide(ctx context.Context, req Request) (*decision, []ground.
 	// One policy set per decision: what F11 checks is what the footprint
 	// names.
 	set := s.pol.Current()
-	d := &decision{tool: req.Tool, version: snap.Version(), policies: set.Digest}
+	d := &decision{tool: req.Tool, version: snap.Version(), policies: set.Digest, state: emptyObject, facts: emptyObject}
+	if ss := req.Session; ss != nil {
+		d.state, d.facts, d.now = ss.State, ss.Facts, ss.Now.UTC().Round(0)
+		d.read = &StateRead{Session: ss.ID, State: ss.StateDigest, Facts: ss.Facts, Now: d.now.Format(time.RFC3339Nano)}
+	}
 
 	// The arguments: an object, in RFC 8785 form.
 	args := req.Arguments
@@ -233,6 +270,27 @@ func (s *Service) decide(ctx context.Context, req Request) (*decision, []ground.
 	exempt := mode == gateway.GroundWrites && c.Tool.Sem.Effect == registry.EffectRead
 	var ev *discover.Result // the evidence, when genuine
 	switch {
+	case req.Session != nil:
+		var f *ground.Failure
+		if ev, f, err = s.sessionEvidence(ctx, req.Session.Evidence, req.Tool); err != nil {
+			return nil, nil, err
+		}
+		switch m := toolMatch(ev, req.Tool); {
+		case f != nil:
+			fails = append(fails, *f)
+		case m == nil && exempt:
+			d.grounding, d.evidence = GroundingExempt, ExemptionDigest(upstream)
+			ev = nil
+		case m == nil:
+			d.grounding = GroundingDiscovered
+			add("tool", ground.F3, req.Tool, "no turn of the session discovered this tool: it exists, but the user's words did not ask for it")
+		default:
+			id := ev.ID
+			d.grounding, d.discovery, d.evidence = GroundingDiscovered, &id, id
+			if m.Capability != c.Identity {
+				add("tool", ground.F7, req.Tool, fmt.Sprintf("the evidence matched identity %s, the name now stands for %s: discover again", m.Capability, c.Identity))
+			}
+		}
 	case exempt && req.DiscoveryID.IsZero() && req.Inline == nil:
 		d.grounding, d.evidence = GroundingExempt, ExemptionDigest(upstream)
 	default:
@@ -315,6 +373,34 @@ func (s *Service) decide(ctx context.Context, req Request) (*decision, []ground.
 	return d, fails, nil
 }
 
+// emptyObject is the state and the facts outside a session.
+var emptyObject = []byte("{}")
+
+// sessionEvidence returns, of a session's evidence, the result whose
+// match for tool has the highest confidence (the earliest turn's on a
+// tie), or the last turn's when none names it (nil when the session has
+// no turn). A turn's evidence is the server's own discovery; a failure
+// establishing it (it was made under another registry, or is gone) is
+// the call's.
+func (s *Service) sessionEvidence(ctx context.Context, ids []hashing.Digest, tool string) (*discover.Result, *ground.Failure, error) {
+	var best, last *discover.Result
+	var bestConf float64
+	for _, id := range ids {
+		res, f, err := s.ev.Evidence(ctx, id, nil)
+		if err != nil || f != nil {
+			return nil, f, err
+		}
+		last = res
+		if m := toolMatch(res, tool); m != nil && (best == nil || m.Confidence > bestConf) {
+			best, bestConf = res, m.Confidence
+		}
+	}
+	if best == nil {
+		return last, nil, nil
+	}
+	return best, nil, nil
+}
+
 // schema compiles a tool schema once per identity.
 func (s *Service) schema(cache *sync.Map, id hashing.Digest, raw []byte) (*gateway.Schema, error) {
 	if v, ok := cache.Load(id); ok {
@@ -361,7 +447,13 @@ func (s *Service) forward(ctx context.Context, d *decision) (Response, error) {
 	}
 	var err error
 	f.Layers = Layers{Registry: d.capb.Identity, Evidence: d.evidence, State: EmptyState, Policies: d.policies, Upstream: d.live.Tool.Digest}
-	if f.Layers.Request, err = requestDigest(f.Tool, f.Arguments); err != nil {
+	if d.read != nil {
+		f.Read = d.read
+		if f.Layers.State, err = d.read.Digest(); err != nil {
+			return Response{}, err
+		}
+	}
+	if f.Layers.Request, err = RequestDigest(f.Tool, f.Arguments); err != nil {
 		return Response{}, err
 	}
 	res, cerr := s.ups.Call(ctx, d.upstream, d.tool, d.args)

@@ -67,6 +67,32 @@ type Footprint struct {
 	// Findings flag result text that addresses the agent (SPEC §12's
 	// screen); the result is passed on, flagged. Never null.
 	Findings []gateway.Finding `json:"findings"`
+	// Read is what the decision read besides the call, in a session (SPEC
+	// §15): the State layer is its digest. Absent outside a session, where
+	// the State layer is EmptyState.
+	Read *StateRead `json:"read,omitempty"`
+}
+
+// StateRead is what a call in a session was decided on besides the call
+// itself: the session, the digest of its trusted state
+// (groundgate.session-state/v1, GET /v1/sessions/{id} lists each call's
+// state), the host's facts, and the decision's time. The State layer is
+// SHA-256 of its RFC 8785 form, so the time and the facts are inside the
+// call hash, and the state is by its digest.
+type StateRead struct {
+	Facts   json.RawMessage `json:"facts"`
+	Now     string          `json:"now"` // RFC 3339, UTC
+	Session hashing.Digest  `json:"session"`
+	State   hashing.Digest  `json:"state"`
+}
+
+// Digest is the State layer of a call that read r.
+func (r *StateRead) Digest() (hashing.Digest, error) {
+	raw, err := hashing.Canonical(r)
+	if err != nil {
+		return hashing.Digest{}, fmt.Errorf("calls: state layer: %w", err)
+	}
+	return hashing.SumSHA256(raw), nil
 }
 
 // The outcomes of a forwarded call.
@@ -108,8 +134,9 @@ type CallError struct {
 	Detail string `json:"detail"`
 }
 
-// requestDigest is the Request layer.
-func requestDigest(tool string, args json.RawMessage) (hashing.Digest, error) {
+// RequestDigest is the Request layer: SHA-256 of JCS({"tool", "arguments"}),
+// arguments in RFC 8785 form.
+func RequestDigest(tool string, args json.RawMessage) (hashing.Digest, error) {
 	raw, err := hashing.Canonical(struct {
 		Tool      string          `json:"tool"`
 		Arguments json.RawMessage `json:"arguments"`
@@ -157,7 +184,7 @@ func (f *Footprint) Check() error {
 	if got := f.Layers.Hash(); got != f.Hash {
 		return fmt.Errorf("the layers hash to %s, not %s", got, f.Hash)
 	}
-	rd, err := requestDigest(f.Tool, f.Arguments)
+	rd, err := RequestDigest(f.Tool, f.Arguments)
 	if err != nil {
 		return err
 	}
@@ -172,6 +199,15 @@ func (f *Footprint) Check() error {
 		return fmt.Errorf("tool_digest %s differs from the upstream layer %s", f.Upstream.ToolDigest, f.Layers.Upstream)
 	case f.Error != nil && errorDigest(*f.Error) != f.Layers.Result:
 		return fmt.Errorf("the recorded error hashes to %s, not the result layer", errorDigest(*f.Error))
+	}
+	state := EmptyState
+	if f.Read != nil {
+		if state, err = f.Read.Digest(); err != nil {
+			return err
+		}
+	}
+	if state != f.Layers.State {
+		return fmt.Errorf("the state read hashes to %s, not the state layer %s", state, f.Layers.State)
 	}
 	switch {
 	case f.Discovery != nil && *f.Discovery != f.Layers.Evidence:

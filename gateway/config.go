@@ -92,7 +92,28 @@ type Config struct {
 	Headers map[string]string `json:"headers,omitempty"`
 	Pin     Pin               `json:"pin,omitempty"`
 	Ground  Ground            `json:"ground,omitempty"`
+	// FileAs says where else, besides under its own name and arguments, a
+	// tool's result goes in a session's trusted state (SPEC §15): a write
+	// that returns the object it changed is filed where the read of that
+	// object files it, so a later rule reads the object as it is now.
+	// Keyed by the upstream's tool name.
+	FileAs map[string][]FileAs `json:"file_as,omitempty"`
 }
+
+// FileAs files a tool's result as the result of Tool (this upstream's
+// tool name) called with the named Arguments of the call (each one the
+// call has; a call lacking one files nothing there).
+type FileAs struct {
+	Tool      string   `json:"tool"`
+	Arguments []string `json:"arguments"`
+}
+
+// Bounds on file_as.
+const (
+	MaxFileAsTools = 256 // tools with a file_as
+	MaxFileAs      = 8   // places per tool
+	MaxFileAsArgs  = 16  // arguments per place
+)
 
 // DecodeConfig strictly decodes (hashing.DecodeStrict: unknown fields,
 // duplicate keys and keys differing only in case refused) and validates
@@ -161,6 +182,7 @@ func (c Config) Validate(name string) error {
 	default:
 		add("ground: %q is not %q or %q", clip(string(c.Ground), 40), GroundAll, GroundWrites)
 	}
+	c.validateFileAs(add)
 	switch c.Transport {
 	case TransportStdio:
 		c.validateStdio(add)
@@ -179,6 +201,48 @@ func (c Config) Validate(name string) error {
 		return nil
 	}
 	return fmt.Errorf("%w: upstream %q: %s", ErrInvalidConfig, clip(name, 40), strings.Join(probs, "; "))
+}
+
+func (c Config) validateFileAs(add func(string, ...any)) {
+	if len(c.FileAs) > MaxFileAsTools {
+		add("file_as: %d tools, at most %d", len(c.FileAs), MaxFileAsTools)
+		return
+	}
+	for _, tool := range slices.Sorted(maps.Keys(c.FileAs)) {
+		places := c.FileAs[tool]
+		if !registry.ToolNameRE.MatchString(tool) {
+			add("file_as: %q is not a tool name (%s)", clip(tool, 40), registry.ToolNameRE)
+			continue
+		}
+		if len(places) == 0 || len(places) > MaxFileAs {
+			add("file_as.%s: 1 to %d places, not %d", tool, MaxFileAs, len(places))
+			continue
+		}
+		for i, p := range places {
+			if !registry.ToolNameRE.MatchString(p.Tool) {
+				add("file_as.%s[%d].tool: %q is not a tool name", tool, i, clip(p.Tool, 40))
+			}
+			if len(p.Arguments) > MaxFileAsArgs {
+				add("file_as.%s[%d].arguments: %d, at most %d", tool, i, len(p.Arguments), MaxFileAsArgs)
+			}
+			seen := map[string]bool{}
+			for _, a := range p.Arguments {
+				if a == "" || len(a) > 128 || seen[a] {
+					add("file_as.%s[%d].arguments: %q is empty, longer than 128 bytes or repeated", tool, i, clip(a, 40))
+				}
+				seen[a] = true
+			}
+		}
+	}
+}
+
+// FileAsOf returns where else upstream's tool files its result (Config.FileAs).
+func (m *Manager) FileAsOf(upstream, tool string) ([]FileAs, error) {
+	mg, err := m.get(upstream)
+	if err != nil {
+		return nil, err
+	}
+	return mg.cfg.FileAs[tool], nil
 }
 
 func (c Config) validateStdio(add func(string, ...any)) {

@@ -20,6 +20,7 @@ import (
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/policy"
 	"github.com/groundgate/groundgate/registry"
+	"github.com/groundgate/groundgate/session"
 )
 
 // Problem is an RFC 9457 problem detail. Type is a stable URN per kind of
@@ -43,6 +44,9 @@ type Problem struct {
 	// Call is the footprint of a call to an upstream tool that ran (an
 	// upstream failure, a result refused by F10).
 	Call *calls.Footprint `json:"call,omitempty"`
+	// Session is a session's record of the call (POST
+	// /v1/sessions/{id}/calls): refused calls are recorded too.
+	Session *session.CallRecord `json:"session,omitempty"`
 }
 
 const problemPrefix = "urn:groundgate:problem:"
@@ -83,6 +87,7 @@ const (
 	ptNotReplayable   = "not-replayable"
 	ptCallRefused     = "call-refused"
 	ptResultRefused   = "result-refused"
+	ptSessionClosed   = "session-closed"
 )
 
 // retryAfterSeconds is what a busy executor asks a client to wait: about
@@ -133,6 +138,7 @@ var kinds = map[string]struct {
 	ptNotReplayable:   {http.StatusConflict, "Call not replayable"},
 	ptCallRefused:     {http.StatusUnprocessableEntity, "Call not admitted"},
 	ptResultRefused:   {http.StatusUnprocessableEntity, "Call result refused"},
+	ptSessionClosed:   {http.StatusConflict, "Session closed"},
 	// An upstream's failures: gateway.Kind chooses the type and status.
 	"upstream-timeout":           {http.StatusGatewayTimeout, "Upstream timed out"},
 	"upstream-busy":              {http.StatusServiceUnavailable, "Upstream busy"},
@@ -193,8 +199,28 @@ func problemFor(ctx context.Context, err error) (int, Problem, bool) {
 		k := kinds[kind]
 		return k.status, Problem{Type: problemPrefix + kind, Title: k.title, Status: k.status, Detail: detail}, k.status >= 500
 	}
-	var pe problemError
+	var (
+		pe  problemError
+		sce *sessionCallError
+	)
 	switch {
+	case errors.As(err, &sce):
+		st, pr, logIt := problemFor(ctx, sce.err)
+		rec := sce.record
+		pr.Session = &rec
+		return st, pr, logIt
+	case errors.Is(err, session.ErrNotFound):
+		return p(ptNotFound, err.Error())
+	case errors.Is(err, session.ErrUnauthorized):
+		return p(ptUnauthorized, "this session needs Authorization: Bearer <its token> (or the admin token)")
+	case errors.Is(err, session.ErrClosed):
+		return p(ptSessionClosed, err.Error()+": open a new session")
+	case errors.Is(err, session.ErrTooLarge):
+		return p(ptTooLarge, err.Error())
+	case errors.Is(err, session.ErrInvalid):
+		return p(ptMalformed, err.Error())
+	case errors.Is(err, session.ErrCorrupt):
+		return p(ptCorrupt, "a stored record failed its integrity check; run `groundgate registry verify`")
 	case errors.As(err, &pe):
 		return pe.p.Status, pe.p, false
 	case errors.As(err, &ae):

@@ -89,6 +89,8 @@ type Deps struct {
 	Upstreams Upstreams
 	Calls     Calls
 	Screen    gateway.Screen
+	// Sessions serves SPEC §15's routes; nil answers them 404.
+	Sessions Sessions
 }
 
 // Config holds the server's settings.
@@ -118,6 +120,7 @@ type Server struct {
 	fuzz     FuzzRuns
 	ups      Upstreams
 	calls    Calls
+	sessions Sessions
 	screen   gateway.Screen
 	// mcpBody bounds bodies at /mcp (MountMCP).
 	mcpBody int64
@@ -143,7 +146,7 @@ func New(d Deps, cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	s := &Server{reg: d.Registry, disc: d.Discoverer, gate: d.Gate, exec: d.Executor, policies: d.Policies, checker: d.Checker, fuzz: d.FuzzRuns, ups: d.Upstreams, calls: d.Calls, screen: d.Screen, cfg: cfg, log: cfg.Logger}
+	s := &Server{reg: d.Registry, disc: d.Discoverer, gate: d.Gate, exec: d.Executor, policies: d.Policies, checker: d.Checker, fuzz: d.FuzzRuns, ups: d.Upstreams, calls: d.Calls, sessions: d.Sessions, screen: d.Screen, cfg: cfg, log: cfg.Logger}
 
 	promReg := prometheus.NewRegistry()
 	promReg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -205,6 +208,7 @@ func New(d Deps, cfg Config) *Server {
 	get("/v1/fuzz/runs/:id", s.getFuzzRun)
 	e.DELETE("/v1/fuzz/runs/:id", s.deleteFuzzRun, s.requireAdmin)
 	s.routeGateway(e, get)
+	s.routeSessions(e, get)
 	s.echo = e
 	return s
 }

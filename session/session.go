@@ -32,6 +32,7 @@ package session
 
 import (
 	"encoding/json"
+	"maps"
 	"time"
 
 	"github.com/groundgate/groundgate/hashing"
@@ -67,6 +68,28 @@ func (s *Session) Evidence() []hashing.Digest {
 	return out
 }
 
+// Facts merges the turns' facts, a later turn's member replacing an
+// earlier one's: the JSON object rules read as facts ({} when no turn has
+// any), in RFC 8785 form.
+func (s *Session) Facts() json.RawMessage {
+	merged := map[string]json.RawMessage{}
+	for _, t := range s.Turns {
+		if len(t.Facts) == 0 {
+			continue
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(t.Facts, &m); err != nil {
+			continue // checked when recorded and on every read
+		}
+		maps.Copy(merged, m)
+	}
+	raw, err := hashing.Canonical(merged)
+	if err != nil {
+		return json.RawMessage("{}")
+	}
+	return raw
+}
+
 // Who spoke a turn's words.
 const (
 	ByHost  = "host"  // the user's words, sent by the host (admin token)
@@ -79,7 +102,13 @@ type Turn struct {
 	Prompt   string         `json:"prompt"`
 	Evidence hashing.Digest `json:"evidence"` // the discover result's id
 	By       string         `json:"by"`       // ByHost or ByAgent
-	At       time.Time      `json:"at"`
+	// Facts are what the host asserted with this turn's words (a JSON
+	// object, RFC 8785; absent when none): what the user said that no tool
+	// returns — a cancellation's reason, an explicit yes. Rules read the
+	// turns' facts merged (Facts), never the agent's: only the host (admin
+	// token) sends them.
+	Facts json.RawMessage `json:"facts,omitempty"`
+	At    time.Time       `json:"at"`
 }
 
 // Decision is what Γ decided about a call.

@@ -84,6 +84,7 @@ type Limits struct {
 	MaxResults     int // results in the state (default 1024)
 	MaxBytes       int // the state's canonical JSON (default 1 MiB)
 	MaxPromptBytes int // a turn's prompt (default 64 KiB)
+	MaxFactsBytes  int // a turn's facts, RFC 8785 (default 16 KiB)
 }
 
 // The default limits.
@@ -91,6 +92,7 @@ const (
 	DefaultMaxResults     = 1024
 	DefaultMaxBytes       = 1 << 20
 	DefaultMaxPromptBytes = 64 << 10
+	DefaultMaxFactsBytes  = 16 << 10
 )
 
 func (l Limits) withDefaults() Limits {
@@ -102,6 +104,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxPromptBytes <= 0 {
 		l.MaxPromptBytes = DefaultMaxPromptBytes
+	}
+	if l.MaxFactsBytes <= 0 {
+		l.MaxFactsBytes = DefaultMaxFactsBytes
 	}
 	return l
 }

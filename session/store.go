@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -86,6 +87,9 @@ type NewTurn struct {
 	Prompt   string
 	Evidence hashing.Digest
 	By       string // ByHost (the default) or ByAgent
+	// Facts is a JSON object the host asserts with the words (nil: none);
+	// at most Limits.MaxFactsBytes in RFC 8785 form, and only by the host.
+	Facts json.RawMessage
 }
 
 // Create opens a session whose first turn is first, and returns it with
@@ -327,8 +331,17 @@ func (s *Store) inTx(ctx context.Context, id hashing.Digest, mode txMode, f func
 
 func (s *Store) now() time.Time { return s.opts.Now().UTC().Round(0) }
 
-// checkTurn checks a turn's words and fills its speaker.
+// checkTurn checks a turn and fills its speaker.
 func (s *Store) checkTurn(t *NewTurn, agentDiscovery bool) error {
+	if t.Evidence.IsZero() {
+		return fmt.Errorf("%w: a turn needs the discovery result's id", ErrInvalid)
+	}
+	return s.checkWords(t, agentDiscovery)
+}
+
+// checkWords checks a turn's words, facts and speaker (before they are
+// discovered), and fills its speaker.
+func (s *Store) checkWords(t *NewTurn, agentDiscovery bool) error {
 	switch {
 	case strings.TrimSpace(t.Prompt) == "":
 		return fmt.Errorf("%w: the prompt is empty", ErrInvalid)
@@ -336,8 +349,9 @@ func (s *Store) checkTurn(t *NewTurn, agentDiscovery bool) error {
 		return fmt.Errorf("%w: the prompt is not UTF-8", ErrInvalid)
 	case len(t.Prompt) > s.opts.Limits.MaxPromptBytes:
 		return fmt.Errorf("%w: the prompt is %d bytes, at most %d", ErrTooLarge, len(t.Prompt), s.opts.Limits.MaxPromptBytes)
-	case t.Evidence.IsZero():
-		return fmt.Errorf("%w: a turn needs the discovery result's id", ErrInvalid)
+	}
+	if err := s.checkFacts(t); err != nil {
+		return err
 	}
 	switch t.By {
 	case "":
@@ -353,8 +367,32 @@ func (s *Store) checkTurn(t *NewTurn, agentDiscovery bool) error {
 	return nil
 }
 
+// checkFacts puts a turn's facts in RFC 8785 form, or refuses them: not a
+// JSON object, too large, or sent with the agent's words.
+func (s *Store) checkFacts(t *NewTurn) error {
+	if len(t.Facts) == 0 || string(t.Facts) == "null" {
+		t.Facts = nil
+		return nil
+	}
+	canon, err := hashing.CanonicalizeJSON(t.Facts)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%w: facts are not valid JSON: %s", ErrInvalid, hashing.Reason(err))
+	case canon[0] != '{':
+		return fmt.Errorf("%w: facts must be a JSON object", ErrInvalid)
+	case len(canon) > s.opts.Limits.MaxFactsBytes:
+		return fmt.Errorf("%w: the facts are %d bytes, at most %d", ErrTooLarge, len(canon), s.opts.Limits.MaxFactsBytes)
+	case t.By == ByAgent:
+		return fmt.Errorf("%w: facts are the host's: an agent's turn has none", ErrInvalid)
+	case string(canon) == "{}":
+		canon = nil
+	}
+	t.Facts = canon
+	return nil
+}
+
 func (s *Store) addTurn(tx *bolt.Tx, h *header, t NewTurn, at time.Time) error {
-	turn := Turn{Seq: h.Turns, Prompt: t.Prompt, Evidence: t.Evidence, By: t.By, At: at}
+	turn := Turn{Seq: h.Turns, Prompt: t.Prompt, Evidence: t.Evidence, By: t.By, Facts: t.Facts, At: at}
 	if err := putRecord(tx.Bucket(BucketTurns), seqKey(h.ID, turn.Seq), turn); err != nil {
 		return err
 	}

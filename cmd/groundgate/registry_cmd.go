@@ -140,8 +140,8 @@ func verify(ctx context.Context, cli *CLI, db string) error {
 		fmt.Fprintf(cli.Stderr, "groundgate registry verify: %s: %d problem(s) in %d version(s), %d record(s)\n", db, len(rep.Problems), reg.Versions, reg.Records)
 		return exitError{code: 1}
 	}
-	fmt.Fprintf(cli.Stdout, "ok: %d version(s), %d record(s) verified; version %d, registry %s; also %d chunk(s), %d group(s), %d evidence record(s), %d grounding record(s), %d footprint(s), %d call(s), %d blob(s)\n",
-		reg.Versions, reg.Records, reg.Current, reg.Registry, reg.Chunks, reg.Groups, rep.Evidence, rep.Groundings, rep.Footprints, rep.Calls, rep.Blobs)
+	fmt.Fprintf(cli.Stdout, "ok: %d version(s), %d record(s) verified; version %d, registry %s; also %d chunk(s), %d group(s), %d evidence record(s), %d grounding record(s), %d footprint(s), %d call(s), %d session(s), %d blob(s)\n",
+		reg.Versions, reg.Records, reg.Current, reg.Registry, reg.Chunks, reg.Groups, rep.Evidence, rep.Groundings, rep.Footprints, rep.Calls, rep.Sessions, rep.Blobs)
 	return nil
 }
 

@@ -18,7 +18,7 @@ import (
 type serveCmd struct{}
 
 func (serveCmd) Run(ctx context.Context, cli *CLI, args []string) error {
-	fs := cli.newFlags("serve", "serve [--addr HOST:PORT] [--db FILE] [--key FILE] [--data DIR] [--max-cells N] [--max-held-bytes N] [--max-executions N] [--max-queued N] [--solver z3|cvc5] [--policy-timeout D] [--refuse-poisoned-disc] [--repair-llm [--repair-llm-proposals N] [--repair-llm-timeout D]]")
+	fs := cli.newFlags("serve", "serve [--addr HOST:PORT] [--db FILE] [--key FILE] [--data DIR] [--max-cells N] [--max-held-bytes N] [--max-executions N] [--max-queued N] [--solver z3|cvc5] [--policy-timeout D] [--clock RFC3339] [--refuse-poisoned-disc] [--repair-llm [--repair-llm-proposals N] [--repair-llm-timeout D]]")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen `address`")
 	db := fs.String("db", defaultDB, "bbolt database `file` (created and seeded when new)")
 	data := fs.String("data", "", "data root `dir`: request data sources resolve inside it (default: the bundled sample data)")
@@ -29,6 +29,7 @@ func (serveCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 	maxQueued := fs.Int("max-queued", execution.DefaultMaxQueued, "executions waiting for a slot (`n`); beyond it, 503 with Retry-After")
 	solver := fs.String("solver", "z3", "SMT `solver` that checks policies: z3 or cvc5 (needed once a policy is stored)")
 	policyTimeout := fs.Duration("policy-timeout", policy.DefaultTimeout, "bound on one policy solver query (`duration`); past it the request is refused")
+	clock := fs.String("clock", "", "fix the clock calls in sessions are decided by (`RFC3339` time, e.g. 2024-05-15T15:00:00-05:00): rules that read now read this; for tests and benchmarks (default: the system clock)")
 	refusePoisoned := fs.Bool("refuse-poisoned-disc", false, "refuse registry writes whose discovery text (name, aliases, tags, description, examples) addresses agents, hides characters or holds links — the tool-poisoning attack; see docs/operations.md")
 	repairLLM := fs.Bool("repair-llm", false, "let a grounding ask for \"repair\": \"llm\": an OpenAI-compatible endpoint (GROUNDGATE_LLM_BASE_URL, GROUNDGATE_LLM_MODEL, GROUNDGATE_LLM_API_KEY) fixes refused pipeline step parameters the rules cannot, each proposal checked by the gate again")
 	repairProposals := fs.Int("repair-llm-proposals", 2, "LLM repair proposals one grounding may ask for (`n`)")
@@ -42,6 +43,12 @@ func (serveCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 	}
 	if *policyTimeout <= 0 {
 		return fmt.Errorf("%w: --policy-timeout must be positive", errUsage)
+	}
+	var fixed time.Time
+	if *clock != "" {
+		if fixed, err = time.Parse(time.RFC3339, *clock); err != nil {
+			return fmt.Errorf("%w: --clock: %v", errUsage, err)
+		}
 	}
 	// One write per request line would cost a system call each; the
 	// lines are batched instead (at most logbuf.Interval late, warnings
@@ -64,7 +71,7 @@ func (serveCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 	}
 	cfg := app.Config{Addr: *addr, DB: *db, Data: *data, KeyFile: *key, AdminToken: cli.Getenv("GROUNDGATE_ADMIN_TOKEN"), Logger: logger,
 		Exec:   execution.Options{MaxCells: *maxCells, MaxHeldBytes: *maxHeld, MaxConcurrent: *maxRunning, MaxQueued: *maxQueued},
-		Solver: *solver, PolicyTimeout: *policyTimeout, RefusePoisonedDisc: *refusePoisoned}
+		Solver: *solver, PolicyTimeout: *policyTimeout, RefusePoisonedDisc: *refusePoisoned, Clock: fixed}
 	if *repairLLM {
 		if *repairProposals <= 0 || *repairTimeout <= 0 {
 			return fmt.Errorf("%w: --repair-llm-proposals and --repair-llm-timeout must be positive", errUsage)

@@ -36,6 +36,7 @@ import (
 	"github.com/groundgate/groundgate/registry"
 	"github.com/groundgate/groundgate/sampledata"
 	"github.com/groundgate/groundgate/server"
+	"github.com/groundgate/groundgate/session"
 )
 
 // Config is everything the server process needs; nothing is read from
@@ -68,6 +69,9 @@ type Config struct {
 	// KeyFile is the Ed25519 key attestations are signed with, created
 	// (mode 0600) when missing; "" means attest.DefaultKeyPath(DB).
 	KeyFile string
+	// Clock, when set, is the time every call in a session is decided at
+	// (serve --clock): what rules read as now. Zero: the system clock.
+	Clock time.Time
 }
 
 // Main is the wired server: store, discovery, gate and HTTP, opened from a
@@ -203,11 +207,16 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	}); err != nil {
 		return nil, err
 	}
+	sessions, err := OpenSessions(m.Store.DB(), m.Calls, m.Disc, m.Upstreams, cfg.Clock, cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
 	sv, _ := SolverByName(cfg.Solver) // OpenPolicies accepted the name
 	m.lintPool = smt.NewPool(sv, 1)
 	srv := server.New(server.Deps{Registry: m.Store, Discoverer: m.Disc, Gate: m.Gate, Executor: releasing{m.Exec},
 		Policies: m.Policies, Checker: policy.NewChecker(m.lintPool, cfg.PolicyTimeout), FuzzRuns: m.Fuzz,
-		Attester: attest.NewService(signer, m.Exec, m.Gate), Upstreams: m.Upstreams, Calls: m.Calls, Screen: ScreenTool},
+		Attester: attest.NewService(signer, m.Exec, m.Gate), Upstreams: m.Upstreams, Calls: m.Calls, Screen: ScreenTool,
+		Sessions: sessions},
 		server.Config{AdminToken: cfg.AdminToken, Logger: cfg.Logger})
 	ms, err := mcp.New(srv, mcp.Options{Version: Version(), Logger: cfg.Logger})
 	if err != nil {
@@ -536,6 +545,21 @@ func (e *Engines) MCP(logger *slog.Logger) (*sdkmcp.Server, error) {
 	srv := server.New(server.Deps{Registry: e.Store, Discoverer: e.Disc, Gate: e.Gate, Executor: releasing{e.Exec},
 		Policies: e.Policies, Checker: e.Checker, Upstreams: ups, Calls: cs, Screen: ScreenTool}, server.Config{Logger: logger})
 	return mcp.New(srv, mcp.Options{Version: Version(), Logger: logger})
+}
+
+// OpenSessions opens the session store on db and the service that runs
+// sessions' calls through cs (SPEC §15). A non-zero clock fixes the time
+// calls are decided at.
+func OpenSessions(db *bolt.DB, cs *calls.Service, disc *discover.Discoverer, ups *gateway.Manager, clock time.Time, logger *slog.Logger) (*session.Service, error) {
+	st, err := session.Open(db, session.Options{Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now
+	if !clock.IsZero() {
+		now = func() time.Time { return clock }
+	}
+	return session.NewService(st, cs, disc, ups, session.ServiceOptions{Now: now, Logger: logger}), nil
 }
 
 // Version is the module version this binary was built at, or its VCS

@@ -19,6 +19,7 @@ import (
 	"github.com/groundgate/groundgate/policy"
 	"github.com/groundgate/groundgate/registry"
 	"github.com/groundgate/groundgate/sampledata"
+	"github.com/groundgate/groundgate/session"
 )
 
 // The buckets of content-addressed records that their packages keep
@@ -42,6 +43,9 @@ type Report struct {
 	FuzzRuns int `json:"fuzz_runs"`
 	// Calls counts stored call footprints (SPEC §14).
 	Calls int `json:"calls"`
+	// Sessions counts stored sessions (SPEC §15): each one's turns, calls
+	// and its state rebuilt from the calls.
+	Sessions int `json:"sessions"`
 	// Problems lists the registry's problems as registry.VerifyReport
 	// words them, then every other kind's prefixed with the kind.
 	Problems []string `json:"problems"`
@@ -109,6 +113,10 @@ func VerifyFile(ctx context.Context, path string) (Report, error) {
 	}
 	rep.Calls, problems, err = calls.VerifyDB(ctx, db)
 	if err := collect("calls", problems, err, calls.ErrCorrupt); err != nil {
+		return rep, err
+	}
+	rep.Sessions, problems, err = session.VerifyDB(ctx, db)
+	if err := collect("sessions", problems, err, session.ErrCorrupt); err != nil {
 		return rep, err
 	}
 	arts, err := execution.OpenArtifacts(db)

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"testing"
 )
 
 // checker compares what a restarted server holds with the ledger. Every
 // mismatch is one acknowledged write lost (or altered).
 type checker struct {
+	t    *testing.T
 	c    *client
 	l    *ledger
 	lost []string

@@ -93,7 +93,7 @@ func TestCrashUnderLoad(t *testing.T) {
 		srv := startServer(t, bin, db, dir)
 		startup := time.Since(t0)
 		c := newClient(srv.base)
-		k := &checker{c: c, l: l}
+		k := &checker{c: c, l: l, t: t}
 		if st == nil {
 			var err error
 			if st, err = newState(ctx, c, l, rng); err != nil {
@@ -111,6 +111,8 @@ func TestCrashUnderLoad(t *testing.T) {
 			if err := waitUpstream(ctx, c, true); err != nil {
 				t.Fatalf("round %d: %v; server log tail:\n%s", round, err, srv.logTail())
 			}
+			checked += k.sessions(ctx)
+			lostf(round-1, k)
 		}
 		tCheck := time.Since(t0) - startup
 
@@ -143,9 +145,14 @@ func TestCrashUnderLoad(t *testing.T) {
 	defer cancel()
 	srv := startServer(t, bin, db, dir)
 	c := newClient(srv.base)
-	k := &checker{c: c, l: l}
+	k := &checker{c: c, l: l, t: t}
 	n, r := k.afterRestart(ctx, rng)
 	checked, replayed = checked+n, replayed+r
+	lostf(rounds, k)
+	if err := waitUpstream(ctx, c, true); err != nil {
+		t.Fatalf("final: %v; server log tail:\n%s", err, srv.logTail())
+	}
+	checked += k.sessions(ctx)
 	lostf(rounds, k)
 	vs := sampleRegs(rng, l.regs, sampleVersAll)
 	k.versions(ctx, vs)
@@ -165,8 +172,9 @@ func TestCrashUnderLoad(t *testing.T) {
 
 	t.Logf("final restart, checks, clean stop and verify: %s", time.Since(tFinal).Round(time.Millisecond))
 	cnt := l.counts()
-	t.Logf("0 acknowledged writes lost over %d SIGKILL rounds (seed %d): %d registry PUTs, %d discoveries, %d groundings, %d executions, %d calls acknowledged; %d writes in doubt at kills; %d checks of acknowledged writes, %d replays matched; %s",
-		rounds, seed, cnt[kindRegistry], cnt[kindDiscovery], cnt[kindGrounding], cnt[kindExecution], cnt[kindCall], l.maybe, checked, replayed, out)
+	sessions, sessionCalls := l.sessionCounts()
+	t.Logf("0 acknowledged writes lost over %d SIGKILL rounds (seed %d): %d registry PUTs, %d discoveries, %d groundings, %d executions, %d calls, %d sessions with %d calls acknowledged; %d writes in doubt at kills; %d checks of acknowledged writes, %d replays matched; %s",
+		rounds, seed, cnt[kindRegistry], cnt[kindDiscovery], cnt[kindGrounding], cnt[kindExecution], cnt[kindCall], sessions, sessionCalls, l.maybe, checked, replayed, out)
 	t.Logf("time: %s total (%s building the binary)", time.Since(began).Round(time.Millisecond), built.Round(time.Millisecond))
 }
 
@@ -187,6 +195,7 @@ func runRound(ctx context.Context, t *testing.T, round int, c *client, l *ledger
 		crng := rand.New(rand.NewPCG(rng.Uint64(), rng.Uint64()))
 		wg.Go(func() { lr.callLoop(ctx, crng) })
 	}
+	wg.Go(func() { lr.sessionLoop(ctx) })
 	select {
 	case <-time.After(delay):
 	case <-ctx.Done():

@@ -41,6 +41,15 @@ func newClient(base string) *client {
 func (c *client) close() { c.http.CloseIdleConnections() }
 
 func (c *client) do(ctx context.Context, method, path string, body []byte, admin bool) call {
+	token := ""
+	if admin {
+		token = adminToken
+	}
+	return c.doAs(ctx, method, path, body, token)
+}
+
+// doAs sends a request with a bearer token ("" for none).
+func (c *client) doAs(ctx context.Context, method, path string, body []byte, token string) call {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -52,8 +61,8 @@ func (c *client) do(ctx context.Context, method, path string, body []byte, admin
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if admin {
-		req.Header.Set("Authorization", "Bearer "+adminToken)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
@@ -123,6 +132,9 @@ type ledger struct {
 	// checkedRegs and checkedDocs mark how far the checks after restarts
 	// have got: the writes after them belong to the round just killed.
 	checkedRegs, checkedDocs int
+
+	// sessions are the sessions opened (sessions_test.go), in order.
+	sessions []*sessionAck
 }
 
 func newLedger() *ledger {
