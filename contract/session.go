@@ -338,11 +338,13 @@ func (e *Expr) Eval(st State) (any, error) {
 		return string(x), nil
 	case types.Bool:
 		return bool(x), nil
-	case types.Uint:
-		return nil, fmt.Errorf("evaluated to the uint %d, not an int, double, string or bool", uint64(x))
 	}
-	return nil, fmt.Errorf("evaluated to a %s, not an int, double, string or bool", out.Type())
+	return nil, fmt.Errorf("evaluated to a %s: %w", out.Type(), ErrNotScalar)
 }
+
+// ErrNotScalar is Expr.Eval's error for a value that is none of int,
+// double, string and bool.
+var ErrNotScalar = errors.New("not an int, double, string or bool")
 
 // toolEnv is the CEL environment of a tool's clauses of one phase.
 func toolEnv(ph Phase) (*cel.Env, error) {
