@@ -33,7 +33,8 @@ const MaxToolStateDepth = 64
 // their canonical JSON is one), else a float64. The result's content is
 // [] and its isError false when the upstream leaves them out (MCP's
 // defaults); structured is its structuredContent, or {} when there is
-// none.
+// none. Outside a session the state and the facts are {} and now is
+// absent (ToolStateIn fills them in a session).
 //
 // The caller has checked the documents; ToolState checks again (the
 // project's strict syntax, objects where objects belong, the depth bound)
@@ -43,7 +44,7 @@ func ToolState(tool string, arguments, result []byte) (State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("arguments: %w", err)
 	}
-	st := State{"tool": tool, "arguments": args}
+	st := State{"tool": tool, "arguments": args, "state": map[string]any{}, "facts": map[string]any{}}
 	if result == nil {
 		return st, nil
 	}
