@@ -2,6 +2,7 @@ package airline
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/groundgate/groundgate/airline"
@@ -12,14 +13,20 @@ import (
 // session's state, the host's facts and the clock.
 type Policy struct {
 	SMTLIB    string            `json:"smtlib"`
+	Bind      map[string]string `json:"bind"`
 	Derive    map[string]string `json:"derive"`
 	Allow     string            `json:"allow"`
 	AppliesTo []string          `json:"applies_to"`
 }
 
-// The CEL pieces the policies share. A reservation, a user or a flight's
-// status is read with read(TOOL, ARGUMENTS): the state's result of that
-// call, or a refusal naming the call to make first.
+// MaxSegments is how many flights of a call the route and schedule rules
+// read one by one (f0 … f5): more is refused. τ-bench's trips have at most
+// four.
+const MaxSegments = 6
+
+// The CEL pieces the policies share. A reservation or a user is read
+// with read(TOOL, ARGUMENTS): the state's result of that call, or a
+// refusal naming the call to make first.
 const (
 	celRes = `read("airline.get_reservation_details", {"reservation_id": arguments.reservation_id})`
 	// celFree is policy.md's free checked bags per passenger.
@@ -27,7 +34,7 @@ const (
 )
 
 // let binds name to value in body: CEL's `[value].map(name, body)[0]`,
-// body with name bound. Standard CEL, no extension needed.
+// body with name bound (a one-element list, so its cost is one body's).
 func let(name, value, body string) string {
 	return fmt.Sprintf("[%s].map(%s, %s)[0]", value, name, body)
 }
@@ -37,7 +44,7 @@ func let(name, value, body string) string {
 // keeps the reservation's cabin as it was, so the cabin of the session's
 // last admitted update_reservation_flights of this reservation counts.
 func celCabin(res string) string {
-	return fmt.Sprintf(`(("latest" in state) && ("airline.update_reservation_flights" in state.latest) && state.latest["airline.update_reservation_flights"].arguments.reservation_id == %s.reservation_id ? state.latest["airline.update_reservation_flights"].arguments.cabin : %s.cabin)`, res, res)
+	return fmt.Sprintf(`("latest" in state && "airline.update_reservation_flights" in state.latest && state.latest["airline.update_reservation_flights"].arguments.reservation_id == %s.reservation_id ? state.latest["airline.update_reservation_flights"].arguments.cabin : %s.cabin)`, res, res)
 }
 
 // celUserOf is the user of reservation res, read.
@@ -45,32 +52,114 @@ func celUserOf(res string) string {
 	return fmt.Sprintf(`read("airline.get_user_details", {"user_id": %s.user_id})`, res)
 }
 
-// Timetable is the CEL map of every flight's route and time, flight
-// number → [origin, destination, scheduled departure (EST)], from
-// db/flights.json: no tool reads a flight by its number, and a flight's
-// route and schedule do not change from day to day.
-func Timetable(w *airline.World) string {
-	var b strings.Builder
-	b.WriteString("{")
-	for i, k := range w.Flights.Keys {
-		f := w.Flights.M[k]
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "%q: [%q, %q, %q]", k, f.Origin, f.Destination, f.ScheduledDepartureTimeEST)
+// celFlightNo is flight number n ("HAT136") as the Int 136; 0 when it is
+// no HAT number.
+func celFlightNo(n string) string {
+	return fmt.Sprintf(`(%s.matches("^HAT[0-9]{3}$") ? int(%s.substring(3)) : 0)`, n, n)
+}
+
+// celSegment is the i-th flight of list as the Int of its number, 0 past
+// the end.
+func celSegment(list string, i int) string {
+	return fmt.Sprintf(`(size(%s) > %d ? %s : 0)`, list, i, celFlightNo(fmt.Sprintf("%s[%d].flight_number", list, i)))
+}
+
+// sameFlights is whether the call's flights are the reservation's (res),
+// segment by segment: a list compared by index, not by a loop, whose
+// worst case CEL's cost estimate bounds.
+func sameFlights() string {
+	parts := []string{fmt.Sprintf("size(arguments.flights) == size(res.flights) && size(res.flights) <= %d", MaxSegments)}
+	for i := range MaxSegments {
+		parts = append(parts, fmt.Sprintf("(size(res.flights) <= %d || (arguments.flights[%d].flight_number == res.flights[%d].flight_number && arguments.flights[%d].date == res.flights[%d].date))", i, i, i, i, i))
 	}
-	b.WriteString("}")
+	return strings.Join(parts, " && ")
+}
+
+// MaxPayments is how many payment methods of a booking the payment rules
+// read one by one: policy.md allows five (one certificate, one credit
+// card, three gift cards), so more is refused.
+const MaxPayments = 5
+
+// celPayments counts the booking's payment methods (the first
+// MaxPayments) that pred accepts, p being one and u the user.
+func celPayments(pred string) string {
+	var parts []string
+	for i := range MaxPayments {
+		parts = append(parts, fmt.Sprintf("(size(arguments.payment_methods) > %d && %s ? 1 : 0)", i,
+			strings.ReplaceAll(pred, "p.", fmt.Sprintf("arguments.payment_methods[%d].", i))))
+	}
+	return strings.Join(parts, " + ")
+}
+
+// Airports are the world's airports, in order: an airport is the Int of
+// its place here (as Airport gives it), the same in CEL and SMT.
+func Airports(w *airline.World) []string {
+	set := map[string]bool{}
+	for _, k := range w.Flights.Keys {
+		set[w.Flights.M[k].Origin], set[w.Flights.M[k].Destination] = true, true
+	}
+	var out []string
+	for a := range set {
+		out = append(out, a)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// celAirport is airport code x as an Int: its place in the airports'
+// string, -1 when it is none of them.
+func celAirport(airports []string, x string) string {
+	s := strings.Join(airports, "")
+	return fmt.Sprintf(`(size(%s) == 3 && "%s".indexOf(%s) %% 3 == 0 ? "%s".indexOf(%s) / 3 : -1)`, x, s, x, s, x)
+}
+
+// grouped is an SMT-LIB Bool helper over a flight f and a value v:
+// (define-fun NAME ((f Int) (v Int)) Bool …) true when COND (a term over
+// v and the group's key k) holds for f's group, the flights grouped by
+// vals (one value per flight 1 … n). A flat disjunction per group: a
+// solver decides it at once (a 300-leaf ite tree took z3 seconds).
+func grouped(name string, vals []int, cond string) string {
+	groups := map[int][]int{}
+	for i, v := range vals {
+		groups[v] = append(groups[v], i+1)
+	}
+	keys := make([]int, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	sort.Ints(keys)
+	var b strings.Builder
+	fmt.Fprintf(&b, "(define-fun %s ((f Int) (v Int)) Bool (or", name)
+	for _, k := range keys {
+		fmt.Fprintf(&b, "\n  (and %s (or", strings.ReplaceAll(cond, "k", fmt.Sprint(k)))
+		for _, f := range groups[k] {
+			fmt.Fprintf(&b, " (= f %d)", f)
+		}
+		b.WriteString("))")
+	}
+	b.WriteString("))\n")
 	return b.String()
 }
 
-// smt is an SMT-LIB policy: the declared constants, one :named assertion
-// per rule (=> allow RULE), and allow when every rule holds.
-func smt(comment string, consts [][2]string, rules [][2]string) string {
+// flightNumbers are the world's flights, which must be HAT001 … HATn.
+func flightNumbers(w *airline.World) []string {
+	for i, k := range w.Flights.Keys {
+		if k != fmt.Sprintf("HAT%03d", i+1) {
+			panic("examples/airline: flights are not HAT001 … HATn in order: " + k)
+		}
+	}
+	return w.Flights.Keys
+}
+
+// smt is an SMT-LIB policy: helpers, the declared constants, one :named
+// assertion per rule (=> allow RULE), and allow when every rule holds.
+func smt(comment, helpers string, consts [][2]string, rules [][2]string) string {
 	lastRules = rules
 	var b strings.Builder
 	for _, line := range strings.Split(comment, "\n") {
 		b.WriteString("; " + line + "\n")
 	}
+	b.WriteString(helpers)
 	for _, c := range consts {
 		fmt.Fprintf(&b, "(declare-const %s %s)\n", c[0], c[1])
 	}
@@ -97,29 +186,64 @@ var PolicyRules = map[string][][2]string{}
 // its sentence (Rules).
 func Policies(w *airline.World) map[string]Policy {
 	p := map[string]Policy{}
+	airports := Airports(w)
+	place := map[string]int{}
+	for i, a := range airports {
+		place[a] = i
+	}
+	var org, dst, dep []int
+	for _, k := range flightNumbers(w) {
+		f := w.Flights.M[k]
+		org, dst = append(org, place[f.Origin]), append(dst, place[f.Destination])
+		var h, m, s int
+		if _, err := fmt.Sscanf(f.ScheduledDepartureTimeEST, "%d:%d:%d", &h, &m, &s); err != nil {
+			panic(err)
+		}
+		dep = append(dep, h*3600+m*60+s)
+	}
+	segs := func(prefix string) [][2]string {
+		var c [][2]string
+		for i := range MaxSegments {
+			c = append(c, [2]string{fmt.Sprintf("%s%d", prefix, i), "Int"})
+		}
+		return c
+	}
+	// The SMT side of segments: (f i) and whether i < n.
+	var reaches []string
+	for i := range MaxSegments {
+		reaches = append(reaches, fmt.Sprintf("(and (> n %d) (dst_is f%d destination))", i, i))
+	}
 
 	// update_reservation_flights: basic economy, route and trip type, the
 	// payment.
-	flightsOf := `arguments.flights.map(f, f.flight_number in tt ? tt[f.flight_number] : ["", "", ""])`
+	consts := append([][2]string{{"n", "Int"}, {"last", "Int"}, {"origin", "Int"}, {"destination", "Int"}, {"one_way", "Bool"},
+		{"basic_economy", "Bool"}, {"same_flights", "Bool"}, {"payment_in_profile", "Bool"}, {"payment_by_card", "Bool"}}, segs("f")...)
+	derive := map[string]string{
+		"n":                  `size(arguments.flights)`,
+		"last":               `size(arguments.flights) > 0 ? ` + celFlightNo(`arguments.flights[size(arguments.flights) - 1].flight_number`) + ` : 0`,
+		"origin":             let("res", celRes, celAirport(airports, "res.origin")),
+		"destination":        let("res", celRes, celAirport(airports, "res.destination")),
+		"one_way":            let("res", celRes, `res.flight_type == "one_way"`),
+		"basic_economy":      let("res", celRes, celCabin("res")+` == "basic_economy"`),
+		"same_flights":       let("res", celRes, sameFlights()),
+		"payment_in_profile": let("u", celUserOf(celRes), `arguments.payment_id in u.payment_methods`),
+		"payment_by_card": let("u", celUserOf(celRes),
+			`arguments.payment_id in u.payment_methods && u.payment_methods[arguments.payment_id].source in ["gift_card", "credit_card"]`),
+	}
+	for i := range MaxSegments {
+		derive[fmt.Sprintf("f%d", i)] = celSegment("arguments.flights", i)
+	}
 	p["airline_change_flights"] = Policy{
-		SMTLIB: smt("policy.md, Modify flight: change flights, change cabin, payment.", [][2]string{
-			{"basic_economy_flights_kept", "Bool"}, {"origin_destination_trip_type_kept", "Bool"},
-			{"payment_in_profile", "Bool"}, {"payment_by_card", "Bool"},
-		}, [][2]string{
-			{"basic_economy_flights_cannot_be_modified", "basic_economy_flights_kept"},
-			{"flight_change_keeps_origin_destination_trip_type", "origin_destination_trip_type_kept"},
-			{"payment_methods_in_user_profile", "payment_in_profile"},
-			{"flight_change_paid_by_gift_card_or_credit_card", "payment_by_card"},
-		}),
-		Derive: map[string]string{
-			"basic_economy_flights_kept": let("res", celRes,
-				celCabin("res")+` != "basic_economy" || (size(arguments.flights) == size(res.flights) && arguments.flights.all(f, res.flights.exists(g, g.flight_number == f.flight_number && g.date == f.date)))`),
-			"origin_destination_trip_type_kept": let("res", celRes, let("tt", Timetable(w), let("r", flightsOf,
-				`size(r) > 0 && r[0][0] == res.origin && (res.flight_type == "one_way" ? r[size(r) - 1][1] == res.destination : (r[size(r) - 1][1] == res.origin && r.exists(x, x[1] == res.destination)))`))),
-			"payment_in_profile": let("u", celUserOf(celRes), `arguments.payment_id in u.payment_methods`),
-			"payment_by_card": let("u", celUserOf(celRes),
-				`arguments.payment_id in u.payment_methods && u.payment_methods[arguments.payment_id].source in ["gift_card", "credit_card"]`),
-		},
+		SMTLIB: smt("policy.md, Modify flight: change flights, change cabin, payment. The timetable (a flight's\n"+
+			"airports as the places of "+strings.Join(airports, " ")+") is db/flights.json's: org_is f a, dst_is f a.",
+			grouped("org_is", org, "(= v k)")+grouped("dst_is", dst, "(= v k)"), consts, [][2]string{
+				{"basic_economy_flights_cannot_be_modified", "(=> basic_economy same_flights)"},
+				{"flight_change_keeps_origin_destination_trip_type", fmt.Sprintf("(and (>= n 1) (<= n %d) (org_is f0 origin) "+
+					"(ite one_way (dst_is last destination) (and (dst_is last origin) (or %s))))", MaxSegments, strings.Join(reaches, " "))},
+				{"payment_methods_in_user_profile", "payment_in_profile"},
+				{"flight_change_paid_by_gift_card_or_credit_card", "payment_by_card"},
+			}),
+		Derive:    derive,
 		Allow:     "allow",
 		AppliesTo: []string{"airline.update_reservation_flights"},
 	}
@@ -128,7 +252,7 @@ func Policies(w *airline.World) map[string]Policy {
 	// update_reservation_baggages: bags only added, the allowance, the
 	// payment.
 	p["airline_change_baggage"] = Policy{
-		SMTLIB: smt("policy.md, Modify flight: change baggage; Book flight: checked bag allowance; payment.", [][2]string{
+		SMTLIB: smt("policy.md, Modify flight: change baggage; Book flight: checked bag allowance; payment.", "", [][2]string{
 			{"bags_before", "Int"}, {"bags", "Int"}, {"nonfree_bags", "Int"}, {"free_bags", "Int"}, {"payment_in_profile", "Bool"},
 		}, [][2]string{
 			{"bags_added_never_removed", "(>= bags bags_before)"},
@@ -149,7 +273,7 @@ func Policies(w *airline.World) map[string]Policy {
 
 	// update_reservation_passengers.
 	p["airline_change_passengers"] = Policy{
-		SMTLIB: smt("policy.md, Modify flight: change passengers; Book flight: passengers.", [][2]string{
+		SMTLIB: smt("policy.md, Modify flight: change passengers; Book flight: passengers.", "", [][2]string{
 			{"passengers_before", "Int"}, {"passengers", "Int"},
 		}, [][2]string{
 			{"passenger_count_is_fixed", "(= passengers passengers_before)"},
@@ -164,79 +288,109 @@ func Policies(w *airline.World) map[string]Policy {
 	}
 	PolicyRules["airline_change_passengers"] = lastRules
 
-	// cancel_reservation.
+	// cancel_reservation. A segment is used once its scheduled departure
+	// (its date's midnight EST, d_i seconds from now, plus the timetable's
+	// departure, dep) is past.
+	consts = append([][2]string{{"n", "Int"}, {"seconds_since_booking", "Int"}, {"airline_cancelled", "Bool"}, {"business", "Bool"},
+		{"insured", "Bool"}, {"health_or_weather", "Bool"}}, append(segs("s"), segs("d")...)...)
+	derive = map[string]string{
+		"n":                     let("res", celRes, `size(res.flights)`),
+		"seconds_since_booking": let("res", celRes, `(now - timestamp(res.created_at + "-05:00")).getSeconds()`),
+		"airline_cancelled":     `"cancel_reason" in facts && facts.cancel_reason == "airline_cancelled"`,
+		"business":              let("res", celRes, celCabin("res")+` == "business"`),
+		"insured":               let("res", celRes, `res.insurance == "yes"`),
+		"health_or_weather":     `"cancel_reason" in facts && facts.cancel_reason in ["health", "weather"]`,
+	}
+	var used []string
+	for i := range MaxSegments {
+		derive[fmt.Sprintf("s%d", i)] = let("res", celRes, celSegment("res.flights", i))
+		derive[fmt.Sprintf("d%d", i)] = let("res", celRes, fmt.Sprintf(`size(res.flights) > %d ? (timestamp(res.flights[%d].date + "T00:00:00-05:00") - now).getSeconds() : 0`, i, i))
+		used = append(used, fmt.Sprintf("(and (> n %d) (departed s%d d%d))", i, i, i))
+	}
 	p["airline_cancel"] = Policy{
 		SMTLIB: smt("policy.md, Cancel flight. Booked within 24 hours, the airline cancelled a flight, business, or insured\n"+
-			"and cancelling for health or weather (policy.md's travel insurance); never a trip with a used segment.", [][2]string{
-			{"seconds_since_booking", "Int"}, {"airline_cancelled", "Bool"}, {"business", "Bool"},
-			{"insured", "Bool"}, {"health_or_weather", "Bool"}, {"segment_used", "Bool"},
-		}, [][2]string{
-			{"cancel_within_24h_or_airline_cancelled_or_business_or_insured_for_health_or_weather",
-				"(or (<= seconds_since_booking 86400) airline_cancelled business (and insured health_or_weather))"},
-			{"cancel_only_unflown_trips", "(not segment_used)"},
-		}),
-		Derive: map[string]string{
-			"seconds_since_booking": let("res", celRes, `(now - timestamp(res.created_at + "-05:00")).getSeconds()`),
-			"airline_cancelled":     `"cancel_reason" in facts && facts.cancel_reason == "airline_cancelled"`,
-			"business":              let("res", celRes, celCabin("res")+` == "business"`),
-			"insured":               let("res", celRes, `res.insurance == "yes"`),
-			"health_or_weather":     `"cancel_reason" in facts && facts.cancel_reason in ["health", "weather"]`,
-			"segment_used": let("res", celRes, let("tt", Timetable(w),
-				`res.flights.exists(f, !(f.flight_number in tt) || timestamp(f.date + "T" + tt[f.flight_number][2] + "-05:00") <= now)`)),
-		},
+			"and cancelling for health or weather (policy.md's travel insurance); never a trip with a used segment.\n"+
+			"departed: flight f of the day that starts v seconds from now has left by its scheduled departure (db/flights.json's).",
+			grouped("departed", dep, "(<= (+ v k) 0)"), consts, [][2]string{
+				{"cancel_within_24h_or_airline_cancelled_or_business_or_insured_for_health_or_weather",
+					"(or (<= seconds_since_booking 86400) airline_cancelled business (and insured health_or_weather))"},
+				{"cancel_only_unflown_trips", fmt.Sprintf("(and (<= n %d) (not (or %s)))", MaxSegments, strings.Join(used, " "))},
+			}),
+		Derive:    derive,
 		Allow:     "allow",
 		AppliesTo: []string{"airline.cancel_reservation"},
 	}
 	PolicyRules["airline_cancel"] = lastRules
 
-	// book_reservation.
+	// book_reservation. A flight is bookable when search_direct_flight
+	// lists it (only available flights are listed) for its route and date;
+	// the route is the timetable's, as a string of two letters per flight
+	// (A, B, … the airports' places).
+	var routes strings.Builder
+	for i := range org {
+		routes.WriteByte(byte('A' + org[i]))
+		routes.WriteByte(byte('A' + dst[i]))
+	}
+	aps := strings.Join(airports, "")
+	code := func(off string) string {
+		return fmt.Sprintf(`"%s".substring(3 * "ABCDEFGHIJKLMNOPQRSTUVWXYZ".indexOf(rt.substring(%s, %s + 1)), 3 * "ABCDEFGHIJKLMNOPQRSTUVWXYZ".indexOf(rt.substring(%s, %s + 1)) + 3)`, aps, off, off, off, off)
+	}
 	celUser := `read("airline.get_user_details", {"user_id": arguments.user_id})`
 	count := func(source string) string {
-		return let("u", celUser, fmt.Sprintf(`size(arguments.payment_methods.filter(p, p.payment_id in u.payment_methods && u.payment_methods[p.payment_id].source == %q))`, source))
+		return let("u", celUser, celPayments(fmt.Sprintf(`p.payment_id in u.payment_methods && u.payment_methods[p.payment_id].source == %q`, source)))
+	}
+	consts = [][2]string{{"n", "Int"}, {"passengers", "Int"}, {"payments", "Int"}, {"certificates", "Int"}, {"credit_cards", "Int"}, {"gift_cards", "Int"},
+		{"in_profile", "Int"}, {"bags", "Int"}, {"nonfree_bags", "Int"}, {"free_bags", "Int"}}
+	derive = map[string]string{
+		"n":            `size(arguments.flights)`,
+		"passengers":   `size(arguments.passengers)`,
+		"certificates": count("certificate"),
+		"credit_cards": count("credit_card"),
+		"gift_cards":   count("gift_card"),
+		"payments":     `size(arguments.payment_methods)`,
+		"in_profile":   let("u", celUser, celPayments(`p.payment_id in u.payment_methods`)),
+		"bags":         `int(arguments.total_baggages)`,
+		"nonfree_bags": `int(arguments.nonfree_baggages)`,
+		"free_bags":    let("u", celUser, celFree+`[u.membership][arguments.cabin] * size(arguments.passengers)`),
+	}
+	var avail []string
+	for i := range MaxSegments {
+		c := fmt.Sprintf("available%d", i)
+		consts = append(consts, [2]string{c, "Bool"})
+		f := fmt.Sprintf("arguments.flights[%d]", i)
+		derive[c] = fmt.Sprintf(`size(arguments.flights) <= %d || `, i) + let("k", celFlightNo(f+".flight_number"),
+			`k >= 1 && k <= `+fmt.Sprint(len(org))+` && `+let("rt", fmt.Sprintf("%q", routes.String()),
+				fmt.Sprintf(`read("airline.search_direct_flight", {"origin": %s, "destination": %s, "date": %s.date}).exists(x, x.flight_number == %s.flight_number)`,
+					code("2 * k - 2"), code("2 * k - 1"), f, f)))
+		avail = append(avail, c)
 	}
 	p["airline_book"] = Policy{
-		SMTLIB: smt("policy.md, Book flight: flights, passengers, payment, checked bags.", [][2]string{
-			{"flights_available", "Bool"}, {"passengers", "Int"}, {"certificates", "Int"}, {"credit_cards", "Int"}, {"gift_cards", "Int"},
-			{"payment_in_profile", "Bool"}, {"bags", "Int"}, {"nonfree_bags", "Int"}, {"free_bags", "Int"},
-		}, [][2]string{
-			{"book_only_available_flights", "flights_available"},
+		SMTLIB: smt("policy.md, Book flight: flights, passengers, payment, checked bags.", "", consts, [][2]string{
+			{"book_only_available_flights", fmt.Sprintf("(and (>= n 1) (<= n %d) %s)", MaxSegments, strings.Join(avail, " "))},
 			{"at_most_five_passengers", "(<= passengers 5)"},
-			{"payment_at_most_one_certificate_one_card_three_gift_cards", "(and (<= certificates 1) (<= credit_cards 1) (<= gift_cards 3))"},
-			{"payment_methods_in_user_profile", "payment_in_profile"},
+			{"payment_at_most_one_certificate_one_card_three_gift_cards", fmt.Sprintf("(and (<= payments %d) (<= certificates 1) (<= credit_cards 1) (<= gift_cards 3))", MaxPayments)},
+			{"payment_methods_in_user_profile", fmt.Sprintf("(= in_profile (ite (< payments %d) payments %d))", MaxPayments, MaxPayments)},
 			{"nonfree_bags_follow_the_allowance", "(= nonfree_bags (ite (> bags free_bags) (- bags free_bags) 0))"},
 		}),
-		Derive: map[string]string{
-			"flights_available": let("tt", Timetable(w), `arguments.flights.all(f, f.flight_number in tt && `+
-				`read("airline.search_direct_flight", {"origin": tt[f.flight_number][0], "destination": tt[f.flight_number][1], "date": f.date})`+
-				`.exists(x, x.flight_number == f.flight_number))`),
-			"passengers":         `size(arguments.passengers)`,
-			"certificates":       count("certificate"),
-			"credit_cards":       count("credit_card"),
-			"gift_cards":         count("gift_card"),
-			"payment_in_profile": let("u", celUser, `arguments.payment_methods.all(p, p.payment_id in u.payment_methods)`),
-			"bags":               `int(arguments.total_baggages)`,
-			"nonfree_bags":       `int(arguments.nonfree_baggages)`,
-			"free_bags":          let("u", celUser, celFree+`[u.membership][arguments.cabin] * size(arguments.passengers)`),
-		},
+		Derive:    derive,
 		Allow:     "allow",
 		AppliesTo: []string{"airline.book_reservation"},
 	}
 	PolicyRules["airline_book"] = lastRules
 
-	// send_certificate: the user's reservations the session has read.
-	celMine := `(("results" in state) && ("airline.get_reservation_details" in state.results) ? ` +
-		`state.results["airline.get_reservation_details"].filter(k, state.results["airline.get_reservation_details"][k].user_id == arguments.user_id)` +
-		`.map(k, state.results["airline.get_reservation_details"][k]) : [])`
-	celKind := `("complaint" in facts && facts.complaint == "cancelled" ? "cancelled" : ("complaint" in facts && facts.complaint == "delayed" ? "delayed" : "none"))`
-	// A flight can have been delayed only on its day, cancelled only on
-	// or before it: no tool reads a flight's status, so that is what the
+	// send_certificate: the reservation the complaint is about is the one
+	// the session read last (the agent confirming the facts), when it is
+	// the user's.
+	celMine := `("latest" in state && "airline.get_reservation_details" in state.latest && state.latest["airline.get_reservation_details"].result.user_id == arguments.user_id ? [state.latest["airline.get_reservation_details"].result] : [])`
+	celKind := `("complaint" in facts && facts.complaint in ["cancelled", "delayed"] ? facts.complaint : "none")`
+	// A flight can have been delayed only on its day, cancelled only on or
+	// before it: no tool reads a flight's status, so that is what the
 	// state confirms of the complaint.
 	hit := `r.flights.exists(f, kind == "delayed" ? (timestamp(f.date + "T00:00:00-05:00") <= now && now < timestamp(f.date + "T00:00:00-05:00") + duration("24h")) : ` +
 		`(kind == "cancelled" && timestamp(f.date + "T00:00:00-05:00") <= now))`
-	changed := `((("status" in r) && r.status == "cancelled") || (("results" in state) && ("airline.update_reservation_flights" in state.results) && ` +
-		`state.results["airline.update_reservation_flights"].exists(k, k.endsWith("&reservation_id=" + r.reservation_id))))`
+	changed := `((has(r.status) && r.status == "cancelled") || ("airline.update_reservation_flights" in state.latest && state.latest["airline.update_reservation_flights"].arguments.reservation_id == r.reservation_id))`
 	p["airline_certificate"] = Policy{
-		SMTLIB: smt("policy.md, Refund: certificates as a gesture, for a cancelled or delayed flight the user complains of.", [][2]string{
+		SMTLIB: smt("policy.md, Refund: certificates as a gesture, for a cancelled or delayed flight the user complains of.", "", [][2]string{
 			{"eligible", "Bool"}, {"confirmed", "Bool"}, {"amount_per_passenger", "Bool"}, {"changed_or_cancelled_if_delayed", "Bool"}, {"asked", "Bool"},
 		}, [][2]string{
 			{"certificate_only_for_members_insured_or_business", "eligible"},
@@ -259,5 +413,9 @@ func Policies(w *airline.World) map[string]Policy {
 		AppliesTo: []string{"airline.send_certificate"},
 	}
 	PolicyRules["airline_certificate"] = lastRules
+	for name, pol := range p {
+		pol.Bind = map[string]string{}
+		p[name] = pol
+	}
 	return p
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/groundgate/groundgate/airline"
+	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/policy"
 )
 
 // TestPoliciesOnGold writes policies.json (made by Policies) and reads the
@@ -32,6 +34,16 @@ func TestPoliciesOnGold(t *testing.T) {
 	}
 	if want, err := os.ReadFile("policies.json"); err != nil || !bytes.Equal(got, want) {
 		t.Fatalf("policies.json is not what Policies makes (go test ./examples/airline/ -update): %v", err)
+	}
+	// groundgate takes them: each compiles (SMT-LIB, derive, limits).
+	var set map[string]policy.Policy
+	if err := hashing.DecodeStrict(got, &set); err != nil {
+		t.Fatal(err)
+	}
+	for name, p := range set {
+		if _, err := policy.Compile(name, p); err != nil {
+			t.Errorf("policy %s: %v", name, err)
+		}
 	}
 	var gold GoldFile
 	raw, err := os.ReadFile("gold-writes.json")

@@ -2,18 +2,13 @@ package airline
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os/exec"
-	"reflect"
 	"sort"
 	"strings"
 
-	"cel.dev/cel-go/cel"
-	"cel.dev/cel-go/common/types"
-	"cel.dev/cel-go/common/types/ref"
-
 	"github.com/groundgate/groundgate/airline"
+	"github.com/groundgate/groundgate/contract"
 	"github.com/groundgate/groundgate/session"
 )
 
@@ -24,14 +19,6 @@ var FileAs = map[string]bool{
 	"update_reservation_baggages": true, "update_reservation_passengers": true,
 }
 
-// missingRead is read()'s error when the state lacks the call's result.
-type missingRead struct {
-	Tool      string
-	Arguments map[string]any
-}
-
-func (m *missingRead) Error() string { return fmt.Sprintf("read %s %v first", m.Tool, m.Arguments) }
-
 // Sim is a session as the gateway keeps it, over a world of its own, and
 // the policies decided on it with cel-go and z3: a stand-in for groundgate
 // to read the policies against calls offline (the tests, and the replay's
@@ -41,21 +28,15 @@ type Sim struct {
 	St    *session.State
 	Facts map[string]any
 	Reads int // reads a rule needed first
-	env   *cel.Env
-	progs map[string]cel.Program
+	progs map[string]*contract.Expr
 }
 
 // NewSim is a session over w with the host's facts.
 func NewSim(w *airline.World, facts map[string]any) (*Sim, error) {
-	s := &Sim{W: w, St: &session.State{}, Facts: facts, progs: map[string]cel.Program{}}
+	s := &Sim{W: w, St: &session.State{}, Facts: facts, progs: map[string]*contract.Expr{}}
 	if s.Facts == nil {
 		s.Facts = map[string]any{}
 	}
-	e, err := newEnv(s)
-	if err != nil {
-		return nil, err
-	}
-	s.env = e
 	return s, nil
 }
 
@@ -94,79 +75,48 @@ func (s *Sim) file(tool string, args json.RawMessage, out string) {
 	s.St = st
 }
 
-// newEnv is the CEL environment of a policy's derive: tool, arguments,
-// state, facts, now, and read(TOOL, ARGUMENTS).
-func newEnv(s *Sim) (*cel.Env, error) {
-	return cel.NewEnv(
-		cel.Variable("tool", cel.StringType),
-		cel.Variable("arguments", cel.MapType(cel.StringType, cel.DynType)),
-		cel.Variable("state", cel.MapType(cel.StringType, cel.DynType)),
-		cel.Variable("facts", cel.MapType(cel.StringType, cel.DynType)),
-		cel.Variable("now", cel.TimestampType),
-		cel.Function("read", cel.Overload("read_string_map", []*cel.Type{cel.StringType, cel.MapType(cel.StringType, cel.DynType)}, cel.DynType,
-			cel.BinaryBinding(func(tool, args ref.Val) ref.Val {
-				a, err := args.ConvertToNative(jsonMapType)
-				if err != nil {
-					return types.WrapErr(err)
-				}
-				raw, _ := json.Marshal(a)
-				key, err := session.Key(raw)
-				if err != nil {
-					return types.WrapErr(err)
-				}
-				v, ok := s.St.Result(string(tool.(types.String)), key)
-				if !ok {
-					return types.WrapErr(&missingRead{Tool: string(tool.(types.String)), Arguments: a.(map[string]any)})
-				}
-				var x any
-				_ = json.Unmarshal(v, &x)
-				return types.DefaultTypeAdapter.NativeToValue(x)
-			}))),
-	)
-}
-
-var jsonMapType = reflect.TypeOf(map[string]any{})
-
-// Decide evaluates the policy named name, governing tool, on args: the
-// rules it breaks (nil: admitted), making the reads a rule needs first.
+// Decide evaluates the policy named name, governing tool, on args with
+// groundgate's own CEL (contract.CompileCallExpr over the session's
+// state, facts and clock): the rules it breaks (nil: admitted), making
+// the reads a rule needs first.
 func (s *Sim) Decide(pol Policy, name, tool string, args json.RawMessage) ([]string, error) {
-	e := s.env
-	var a map[string]any
-	if err := json.Unmarshal(args, &a); err != nil {
+	facts, err := json.Marshal(s.Facts)
+	if err != nil {
 		return nil, err
 	}
-	var stDoc map[string]any
 	for range 20 {
-		_ = json.Unmarshal(s.St.Canonical(), &stDoc)
+		sess, err := contract.DecodeSession(s.St.Canonical(), facts, Now)
+		if err != nil {
+			return nil, err
+		}
+		st, err := contract.ToolStateIn("airline."+tool, args, nil, sess)
+		if err != nil {
+			return nil, err
+		}
 		vals := map[string]any{}
-		var missing *missingRead
-		for c, src := range pol.Derive {
-			prg, ok := s.progs[src]
+		var next *contract.Call
+		for _, c := range sortedKeys(pol.Derive) {
+			src := pol.Derive[c]
+			e, ok := s.progs[src]
 			if !ok {
-				ast, iss := e.Compile(src)
-				if iss.Err() != nil {
-					return nil, fmt.Errorf("%s.%s: %v", name, c, iss.Err())
+				if e, err = contract.CompileCallExpr(src); err != nil {
+					return nil, fmt.Errorf("%s.%s: %v", name, c, err)
 				}
-				var err error
-				if prg, err = e.Program(ast); err != nil {
-					return nil, err
-				}
-				s.progs[src] = prg
+				s.progs[src] = e
 			}
-			out, _, err := prg.Eval(map[string]any{"tool": "airline." + tool, "arguments": a, "state": stDoc, "facts": s.Facts, "now": Now})
+			v, err := e.Eval(st)
 			if err != nil {
-				if errors.As(err, &missing) {
+				if next = contract.NextCall(err); next != nil {
 					break
 				}
 				return nil, fmt.Errorf("%s.%s: %v", name, c, err)
 			}
-			vals[c] = out.Value()
+			vals[c] = v
 		}
-		if missing != nil {
-			raw, _ := json.Marshal(missing.Arguments)
-			name := strings.TrimPrefix(missing.Tool, "airline.")
-			if out := s.Call(name, raw); airline.IsError(out) {
-				return nil, fmt.Errorf("read %s%s: %s", name, raw, out)
+		if next != nil {
+			tool := strings.TrimPrefix(next.Tool, "airline.")
+			if out := s.Call(tool, next.Arguments); airline.IsError(out) {
+				return nil, fmt.Errorf("read %s%s: %s", tool, next.Arguments, out)
 			}
 			s.Reads++
 			continue
@@ -174,6 +124,15 @@ func (s *Sim) Decide(pol Policy, name, tool string, args json.RawMessage) ([]str
 		return z3Broken(pol, PolicyRules[name], vals)
 	}
 	return nil, fmt.Errorf("%s: too many reads", name)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
 }
 
 // z3Broken asks z3 which named rules the derived values break.
