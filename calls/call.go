@@ -162,6 +162,9 @@ type decision struct {
 	live      gateway.Live
 	policies  hashing.Digest
 	version   uint64
+	state     []byte
+	now       time.Time
+	facts     []byte
 }
 
 // Call decides a call (Γ: F2, F3, F7, F1, F12, F9, F11, every failure at
