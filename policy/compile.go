@@ -665,6 +665,11 @@ func (c *Compiled) pointersText(calls bool) string {
 			out = append(out, b.Ptr.Text)
 		}
 	}
+	if calls {
+		for _, d := range c.derived {
+			out = append(out, "derive."+d.Const)
+		}
+	}
 	return strings.Join(out, ", ")
 }
 
