@@ -166,6 +166,13 @@ func jsonNumber(lit string) (any, error) {
 type jsonAdapter struct{ base types.Adapter }
 
 func (a jsonAdapter) NativeToValue(v any) ref.Val {
+	if l, ok := v.(*lazyJSON); ok {
+		x, err := l.value()
+		if err != nil {
+			return types.NewErr("the session's state: %v", err)
+		}
+		v = x
+	}
 	switch x := v.(type) {
 	case map[string]any:
 		return sortedMap{types.NewStringInterfaceMap(a, x), x}
