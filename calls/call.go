@@ -12,6 +12,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/groundgate/groundgate/contract"
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/gateway"
 	"github.com/groundgate/groundgate/ground"
@@ -153,6 +154,9 @@ type Service struct {
 	log  *slog.Logger
 	st   *store
 
+	// sessions keeps the decoded states of recent decisions.
+	sessions *contract.SessionCache
+
 	schemas sync.Map // identity → *gateway.Schema (input), compiled once
 	outputs sync.Map // identity → *gateway.Schema (output)
 }
@@ -167,7 +171,7 @@ func New(db *bolt.DB, reg Registry, ups Upstreams, ev Evidence, pol Policies, op
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{reg: reg, ups: ups, ev: ev, pol: pol, opts: opts, log: log, st: st}, nil
+	return &Service{reg: reg, ups: ups, ev: ev, pol: pol, opts: opts, log: log, st: st, sessions: contract.NewSessionCache(16)}, nil
 }
 
 // Get returns a stored footprint.
@@ -359,7 +363,7 @@ func (s *Service) decide(ctx context.Context, req Request) (*decision, []ground.
 	// F9: preconditions; F11: policies. Only on a call whose arguments
 	// decoded: a rule reads them.
 	if d.args != nil {
-		fs, err := s.preconditions(c, d.args)
+		fs, err := s.preconditionsOf(d)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -424,14 +428,14 @@ func (s *Service) policyCheck(ctx context.Context, d *decision, set *policy.Set)
 	if s.opts.Checker == nil {
 		return nil, fmt.Errorf("calls: %d policies govern %s and no checker is configured", len(cs), d.capb.Name)
 	}
-	refs, err := s.opts.Checker.Check(ctx, cs, policyRequest(d))
+	refs, err := s.opts.Checker.Check(ctx, cs, s.policyRequest(d))
 	if err != nil {
 		return nil, fmt.Errorf("calls: policies: %w", err)
 	}
 	var out []ground.Failure
 	for _, r := range refs {
 		out = append(out, ground.Failure{Field: r.Field(), Code: ground.F11, Codes: []ground.Code{ground.F11},
-			Detail: r.Detail, Policy: r.Policy, Core: r.Core, Witness: r.Witness})
+			Detail: r.Detail, Policy: r.Policy, Core: r.Core, Witness: r.Witness, Next: r.Next})
 	}
 	return out, nil
 }
@@ -516,7 +520,7 @@ func (s *Service) checkResult(d *decision, res gateway.Result) ([]ground.Failure
 			}
 		}
 	}
-	post, err := s.postconditions(d.capb, d.args, res.Raw)
+	post, err := s.postconditionsOf(d, res.Raw)
 	if err != nil {
 		return nil, err
 	}

@@ -107,23 +107,9 @@ func compileClause(kind string, ph Phase, params []Param, cl Clause) (*Compiled,
 	if err != nil {
 		return nil, err
 	}
-	base, err := baseEnv()
-	if err != nil {
-		return nil, fmt.Errorf("CEL environment: %w", err)
-	}
-	decls, err := declarations(kind, scopes, params)
+	env, err := clauseEnv(kind, ph, scopes, params)
 	if err != nil {
 		return nil, err
-	}
-	if kind == ToolKind {
-		// A tool's state is JSON: its objects are iterated in key order
-		// (jsonAdapter), so a comprehension over a nested object decides
-		// the same way on every run.
-		decls = append(decls, cel.CustomTypeAdapter(jsonAdapter{base.CELTypeAdapter()}))
-	}
-	env, err := base.Extend(decls...)
-	if err != nil {
-		return nil, fmt.Errorf("CEL environment: %w", err)
 	}
 	if strings.TrimSpace(cl.Expr) == "" {
 		return nil, errors.New("the expression is empty")
@@ -166,6 +152,29 @@ func compileClause(kind string, ph Phase, params []Param, cl Clause) (*Compiled,
 		}
 	}
 	return &Compiled{Clause: cl, Phase: ph, Reads: reads, RequestOnly: only, prog: prog}, nil
+}
+
+// clauseEnv is the CEL environment of a kind's clauses of one phase.
+func clauseEnv(kind string, ph Phase, scopes []Scope, params []Param) (*cel.Env, error) {
+	if kind == ToolKind {
+		// A tool's state is JSON: its objects are iterated in key order
+		// (jsonAdapter), so a comprehension over a nested object decides
+		// the same way on every run; read() looks up the session's state.
+		return toolEnv(ph)
+	}
+	base, err := baseEnv()
+	if err != nil {
+		return nil, fmt.Errorf("CEL environment: %w", err)
+	}
+	decls, err := declarations(kind, scopes, params)
+	if err != nil {
+		return nil, err
+	}
+	env, err := base.Extend(decls...)
+	if err != nil {
+		return nil, fmt.Errorf("CEL environment: %w", err)
+	}
+	return env, nil
 }
 
 // mapLoops refuses a comprehension over a map: Go hands CEL a map's keys
@@ -235,13 +244,12 @@ func (sizeEstimator) EstimateCallCost(string, string, *cost.AstNode, []cost.AstN
 
 // toolSizeEstimator sizes every list, map and string of a tool's state at
 // toolSizeHint, so a comprehension over a result's content, with a string
-// function in its body, is priced as a result of a few hundred items.
+// function in its body, is priced as a result of a few hundred items. What
+// read() returns, and what is selected from it, is JSON of the state's
+// unknown shape too: every value CEL cannot size is sized so.
 type toolSizeEstimator struct{}
 
-func (toolSizeEstimator) EstimateSize(n cost.AstNode) *cost.SizeEstimate {
-	if len(n.Path()) == 0 {
-		return nil
-	}
+func (toolSizeEstimator) EstimateSize(cost.AstNode) *cost.SizeEstimate {
 	return &cost.SizeEstimate{Min: 0, Max: toolSizeHint}
 }
 

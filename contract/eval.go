@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"cel.dev/cel-go/common/types"
@@ -35,6 +36,10 @@ type Verdict struct {
 	// Values are the keys the clause reads and their values, formatted;
 	// only when it does not hold (Compiled.Readings gives them anyway).
 	Values []Reading `json:"values"`
+	// Next is the call that would supply what the clause read and the
+	// session's state lacks (read()): set on a clause not evaluable for
+	// that reason.
+	Next *Call `json:"next,omitempty"`
 }
 
 // Reading is one state value a clause read.
@@ -76,6 +81,7 @@ func (c *Compiled) Eval(capability string, st State) Verdict {
 	switch {
 	case err != nil:
 		v.Error = oneLine(err.Error())
+		v.Next = NextCall(err)
 	case out.Type() != types.BoolType:
 		v.Error = fmt.Sprintf("evaluated to a %s, not a bool", out.Type())
 	default:
@@ -145,6 +151,8 @@ func Format(v any) string {
 		return strconv.Quote(x)
 	case bool:
 		return strconv.FormatBool(x)
+	case time.Time:
+		return x.UTC().Format(time.RFC3339Nano)
 	case []string:
 		var parts []string
 		for i, s := range x {
@@ -189,6 +197,14 @@ const (
 // formatJSON writes a tool's JSON value (ToolState's types) to b; depth is
 // its nesting, from 1.
 func formatJSON(b *strings.Builder, v any, depth int) {
+	if l, ok := v.(*lazyJSON); ok {
+		x, err := l.value()
+		if err != nil {
+			b.WriteString("(unreadable)")
+			return
+		}
+		v = x
+	}
 	switch x := v.(type) {
 	case nil:
 		b.WriteString("null")

@@ -166,3 +166,39 @@ func FuzzExpr(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeSession: a session's state and facts decode to a session or an
+// error, never a panic; a clause over read() and the session keys then
+// evaluates to a verdict.
+func FuzzDecodeSession(f *testing.F) {
+	f.Add([]byte(sessionState), []byte(`{"cancel_reason": "health"}`), `{"reservation_id": "ZFA04Y"}`)
+	f.Add([]byte(`{}`), []byte(nil), `{}`)
+	f.Add([]byte(`{"results": {"u.t": {"": 1}}}`), []byte(`{"a": [1, {"b": null}]}`), `null`)
+	f.Add([]byte(`{"a":1,"A":2}`), []byte(`{"a":1,"a":2}`), `[1]`)
+	p, err := contract.Compile(&contract.Contract{Pre: []contract.Clause{
+		{Name: "r", Expr: `read("airline.get_reservation_details", arguments).cabin == "economy" || facts.x == 1`, Message: "m"},
+		{Name: "s", Expr: `size(state) >= 0 && now > timestamp("2000-01-01T00:00:00Z")`, Message: "m"},
+	}}, contract.ToolKind, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, state, facts []byte, args string) {
+		s, err := contract.DecodeSession(state, facts, time.Unix(1e9, 0))
+		if err != nil {
+			if s != nil {
+				t.Fatalf("error %v with a session", err)
+			}
+			return
+		}
+		st, err := contract.ToolStateIn("airline.cancel_reservation", []byte(args), nil, s)
+		if err != nil {
+			return
+		}
+		for _, v := range p.Eval("FUZZ", contract.Pre, st, nil) {
+			if v.Holds && (v.Error != "" || v.Next != nil) {
+				t.Fatalf("%+v", v)
+			}
+			_ = v.Describe("F9")
+		}
+	})
+}

@@ -91,6 +91,9 @@ func ToolKeys() []Key {
 		{"arguments", "map(string, dyn)", ScopeRequest, "the call's arguments object ({} when the call has none)"},
 		{"result", "map(string, dyn)", ScopeResult, "the CallToolResult: content (a list; [] when left out), isError (false when left out), structuredContent when present, and any other member as the upstream sent it"},
 		{"structured", "map(string, dyn)", ScopeResult, "the result's structuredContent, {} when there is none"},
+		{"state", "map(string, dyn)", ScopeRequest, "the session's trusted state, groundgate.session-state/v1 (latest, results, version); {} outside a session. read(tool, arguments) looks a result up in it"},
+		{"facts", "map(string, dyn)", ScopeRequest, "the facts the host asserted in the session's turns; {} when none, and outside a session"},
+		{"now", "google.protobuf.Timestamp", ScopeRequest, "the time the call is decided; absent outside a session (a clause reading it is then not evaluable)"},
 	}
 }
 
@@ -161,6 +164,8 @@ func celType(t string) (*cel.Type, error) {
 		return cel.MapType(cel.StringType, cel.DoubleType), nil
 	case "map(string, dyn)":
 		return cel.MapType(cel.StringType, cel.DynType), nil
+	case "google.protobuf.Timestamp":
+		return cel.TimestampType, nil
 	}
 	return nil, fmt.Errorf("no CEL type for %q", t)
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"reflect"
 	"slices"
@@ -33,7 +32,8 @@ const MaxToolStateDepth = 64
 // their canonical JSON is one), else a float64. The result's content is
 // [] and its isError false when the upstream leaves them out (MCP's
 // defaults); structured is its structuredContent, or {} when there is
-// none.
+// none. Outside a session the state and the facts are {} and now is
+// absent (ToolStateIn fills them in a session).
 //
 // The caller has checked the documents; ToolState checks again (the
 // project's strict syntax, objects where objects belong, the depth bound)
@@ -43,7 +43,7 @@ func ToolState(tool string, arguments, result []byte) (State, error) {
 	if err != nil {
 		return nil, fmt.Errorf("arguments: %w", err)
 	}
-	st := State{"tool": tool, "arguments": args}
+	st := State{"tool": tool, "arguments": args, "state": map[string]any{}, "facts": map[string]any{}}
 	if result == nil {
 		return st, nil
 	}
@@ -78,24 +78,7 @@ func decodeObject(data []byte, nullOK bool) (map[string]any, error) {
 	if err := hashing.CheckStrict(data); err != nil {
 		return nil, err
 	}
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, err
-	}
-	if _, err := d.Token(); err != io.EOF {
-		return nil, errors.New("trailing data after the JSON value")
-	}
-	out, err := celJSON(v, 1)
-	if err != nil {
-		return nil, err
-	}
-	m, ok := out.(map[string]any)
-	if !ok {
-		return nil, errors.New("not a JSON object")
-	}
-	return m, nil
+	return decodeJSON(data)
 }
 
 // celJSON converts a value encoding/json decoded (with UseNumber) to
@@ -165,6 +148,13 @@ func jsonNumber(lit string) (any, error) {
 type jsonAdapter struct{ base types.Adapter }
 
 func (a jsonAdapter) NativeToValue(v any) ref.Val {
+	if l, ok := v.(*lazyJSON); ok {
+		x, err := l.value()
+		if err != nil {
+			return types.NewErr("the session's state: %v", err)
+		}
+		v = x
+	}
 	switch x := v.(type) {
 	case map[string]any:
 		return sortedMap{types.NewStringInterfaceMap(a, x), x}

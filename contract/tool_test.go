@@ -36,7 +36,7 @@ func TestToolCheck(t *testing.T) {
 
 		{"result in a precondition", contract.Pre, `!result.isError`, "result is a result key, which pre clauses of a tool may not read", nil, false},
 		{"structured in a precondition", contract.Pre, `structured.count > 0`, "undeclared reference to 'structured'", nil, false},
-		{"the scope is named", contract.Pre, `!result.isError`, "pre clauses of a tool may read request (tool, arguments)", nil, false},
+		{"the scope is named", contract.Pre, `!result.isError`, "pre clauses of a tool may read request (tool, arguments, state, facts, now)", nil, false},
 		{"the schema is named", contract.Pre, `!result.isError`, "groundgate.call/v1", nil, false},
 		{"unknown key", contract.Pre, `args.limit < 10`, "undeclared reference to 'args'", nil, false},
 		{"a trading key", contract.Post, `data.rows > 0`, "undeclared reference to 'data'", nil, false},
@@ -93,10 +93,11 @@ func TestToolCheck(t *testing.T) {
 	}
 }
 
-// ToolKeys is the call schema: four keys, typed, documented, each readable
+// ToolKeys is the call schema: seven keys, typed, documented, each readable
 // with its type by a postcondition.
 func TestToolKeys(t *testing.T) {
-	want := map[string]contract.Scope{"tool": contract.ScopeRequest, "arguments": contract.ScopeRequest, "result": contract.ScopeResult, "structured": contract.ScopeResult}
+	want := map[string]contract.Scope{"tool": contract.ScopeRequest, "arguments": contract.ScopeRequest, "result": contract.ScopeResult, "structured": contract.ScopeResult,
+		"state": contract.ScopeRequest, "facts": contract.ScopeRequest, "now": contract.ScopeRequest}
 	ks := contract.ToolKeys()
 	if len(ks) != len(want) {
 		t.Fatalf("%d keys", len(ks))
@@ -105,7 +106,7 @@ func TestToolKeys(t *testing.T) {
 		if want[k.Name] != k.Scope || strings.TrimSpace(k.Doc) == "" {
 			t.Errorf("%+v", k)
 		}
-		zero := map[string]string{"string": "''", "map(string, dyn)": "{'a': dyn(1)}"}[k.Type]
+		zero := map[string]string{"string": "''", "map(string, dyn)": "{'a': dyn(1)}", "google.protobuf.Timestamp": "timestamp('2000-01-01T00:00:00Z')"}[k.Type]
 		if ps := contract.Check(post(cl("typed", "type("+k.Name+") == type("+zero+")")), toolKind, nil); ps != nil {
 			t.Errorf("%s: %+v", k.Name, ps)
 		}
@@ -121,7 +122,7 @@ func TestToolState(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := contract.State{
-		"tool": "fs.read",
+		"tool": "fs.read", "state": map[string]any{}, "facts": map[string]any{},
 		"arguments": map[string]any{
 			"path": "/tmp/a", "limit": int64(100), "ratio": 0.5, "big": int64(100), "one": int64(1),
 			"huge": 1.2345678901234568e+29, "exact": int64(9007199254740993), "neg": int64(0),
@@ -137,7 +138,7 @@ func TestToolState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = contract.State{"tool": "u.t", "arguments": map[string]any{},
+	want = contract.State{"tool": "u.t", "arguments": map[string]any{}, "state": map[string]any{}, "facts": map[string]any{},
 		"result":     map[string]any{"_meta": map[string]any{"k": int64(1)}, "content": []any{}, "isError": false},
 		"structured": map[string]any{}}
 	if !reflect.DeepEqual(st, want) {

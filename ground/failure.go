@@ -1,6 +1,9 @@
 package ground
 
-import "github.com/groundgate/groundgate/policy"
+import (
+	"github.com/groundgate/groundgate/contract"
+	"github.com/groundgate/groundgate/policy"
+)
 
 // Code is a failure code from the paper's taxonomy (docs/failures.md).
 type Code string
@@ -44,6 +47,11 @@ type Failure struct {
 	Policy  string              `json:"policy,omitempty"`
 	Core    []string            `json:"core,omitzero"`
 	Witness []policy.Assignment `json:"witness,omitempty"`
+	// Next is the call that would supply a value a rule needs and the
+	// session's state lacks (SPEC §15): {"tool": "U.T", "arguments": {…}},
+	// on an F11 whose policy read() it (reason missing) and on an F9 or
+	// F10 whose clause did. Left out otherwise.
+	Next *contract.Call `json:"next,omitempty"`
 }
 
 func fail(field string, code Code, value, detail string) Failure {

@@ -3,15 +3,18 @@ package policy
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/groundgate/groundgate/contract"
 	"github.com/groundgate/groundgate/policy/smt"
 )
 
@@ -143,6 +146,71 @@ func BenchmarkCheckShipped(b *testing.B) {
 				report(b, lat)
 				b.ReportMetric(1, "queries/check")
 			})
+		}
+	}
+}
+
+// BenchmarkCheckDerive: a call to airline.cancel_reservation decided
+// against ten policies that derive values from the reservation the
+// session's state holds (read(), now), with a warm z3: the CEL programs
+// are compiled once per policy version, so a check costs their evaluation
+// (microseconds) and one solver query.
+//
+//	go test -run '^$' -bench CheckDerive -benchtime 500x -count 1 ./policy/
+func BenchmarkCheckDerive(b *testing.B) {
+	base := airlinePolicies(b)[0]
+	var set []*Compiled
+	for i := range 10 {
+		p := base.Policy
+		p.SMTLIB = strings.Replace(p.SMTLIB, "86400", strconv.Itoa(86400*(i+1)), 1)
+		c, err := Compile(fmt.Sprintf("cancel_window_%d", i), p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		set = append(set, c)
+	}
+	state := airlineState(b, map[string]map[string]any{
+		"ZFA04Y": {"reservation_id": "ZFA04Y", "cabin": "economy", "insurance": "no", "created_at": "2024-05-14T09:00:00"},
+	})
+	req := airlineRequest(b, "ZFA04Y", state, time.Date(2024, 5, 14, 20, 0, 0, 0, time.UTC))
+	pool := smt.NewPool(smt.Z3(), 1)
+	b.Cleanup(func() { pool.Close() })
+	k := NewChecker(pool, 0)
+	for range 3 {
+		if rs, err := k.Check(context.Background(), set, req); err != nil || len(rs) != 0 {
+			b.Fatalf("%+v %v, want admitted", rs, err)
+		}
+	}
+	lat := make([]time.Duration, 0, b.N)
+	for b.Loop() {
+		start := time.Now()
+		rs, err := k.Check(b.Context(), set, req)
+		lat = append(lat, time.Since(start))
+		if err != nil || len(rs) != 0 {
+			b.Fatalf("%+v %v", rs, err)
+		}
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[(len(lat)-1)*99/100].Microseconds()), "p99-µs")
+}
+
+// BenchmarkDeriveEval: the CEL half of BenchmarkCheckDerive alone, the
+// three derived values of one policy over the call's state (built once
+// per check, as Check does).
+func BenchmarkDeriveEval(b *testing.B) {
+	c := airlinePolicies(b)[0]
+	state := airlineState(b, map[string]map[string]any{
+		"ZFA04Y": {"reservation_id": "ZFA04Y", "cabin": "economy", "insurance": "no", "created_at": "2024-05-14T09:00:00"},
+	})
+	req := airlineRequest(b, "ZFA04Y", state, time.Date(2024, 5, 14, 20, 0, 0, 0, time.UTC))
+	st, err := contract.ToolStateIn(req.Tool, req.Arguments, nil, req.Session)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, r := deriveValues(c, func() (contract.State, error) { return st, nil }); r != nil {
+			b.Fatal(r)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/groundgate/groundgate/contract"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/policy/smt"
 )
@@ -72,6 +73,10 @@ type Refusal struct {
 	// its pointer and its value there.
 	Witness []Assignment `json:"witness,omitempty"`
 	Detail  string       `json:"detail"`
+	// Next is the call that would supply a value the policy needs and the
+	// session's state lacks: set on a ReasonMissing refusal whose derived
+	// constant read() a result the state does not hold.
+	Next *contract.Call `json:"next,omitempty"`
 }
 
 // Assignment is one bound constant's value at a grid point.
@@ -127,6 +132,23 @@ func (k *Checker) Check(ctx context.Context, cs []*Compiled, req Request) ([]Ref
 	var axisOrder []*axis
 	refused := make([]*Refusal, len(cs))
 	var open []int
+	dv := map[*Compiled][]derivedValue{}
+	var (
+		callState contract.State
+		callErr   error
+		built     bool
+	)
+	callStateOf := func() (contract.State, error) {
+		if !built {
+			built = true
+			if req.Tool == "" {
+				callErr = errors.New("the request is not a tool call")
+			} else {
+				callState, callErr = contract.ToolStateIn(req.Tool, req.Arguments, nil, req.Session)
+			}
+		}
+		return callState, callErr
+	}
 	for i, c := range cs {
 		ok := true
 		for _, b := range c.bound {
@@ -165,6 +187,14 @@ func (k *Checker) Check(ctx context.Context, cs []*Compiled, req Request) ([]Ref
 				break
 			}
 		}
+		if ok && len(c.derived) > 0 {
+			vals, r := deriveValues(c, callStateOf)
+			if r != nil {
+				refused[i] = r
+				ok = false
+			}
+			dv[c] = vals
+		}
 		if ok {
 			open = append(open, i)
 		}
@@ -174,7 +204,7 @@ func (k *Checker) Check(ctx context.Context, cs []*Compiled, req Request) ([]Ref
 	// some open policy does not entail allow; the policies refusing there
 	// are explained and leave the round. Admission costs one query.
 	for len(open) > 0 {
-		q, bad := gridQuery(cs, open, axes, axisOrder)
+		q, bad := gridQuery(cs, open, axes, axisOrder, dv)
 		q.Timeout = k.timeout
 		res, err := k.solver.Check(ctx, q)
 		if err != nil {
@@ -215,7 +245,7 @@ func (k *Checker) Check(ctx context.Context, cs []*Compiled, req Request) ([]Ref
 			// One request, one record: the witness is the policy's least
 			// violating grid point and the core a deterministic minimal
 			// one, whatever model or core the solver happened to give.
-			at, err := k.leastPoint(ctx, cs, i, axes, axisOrder, point)
+			at, err := k.leastPoint(ctx, cs, i, axes, axisOrder, point, dv)
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil, fmt.Errorf("policy: %w", ctx.Err())
@@ -226,7 +256,7 @@ func (k *Checker) Check(ctx context.Context, cs []*Compiled, req Request) ([]Ref
 				refused[i] = undecidedRefusal(cs[i].Name, err)
 				continue
 			}
-			r, err := k.explain(ctx, cs[i], axes, at)
+			r, err := k.explain(ctx, cs[i], axes, at, dv[cs[i]])
 			if err != nil {
 				return nil, err
 			}
@@ -273,7 +303,7 @@ func undecidedRefusal(name string, err error) *Refusal {
 //	bad_i = (or (forall (F) (not A)) (and A (not allow)))
 //
 // where F are its free constants (allow among them when declared).
-func gridQuery(cs []*Compiled, open []int, axes map[string]*axis, order []*axis) (smt.Query, []string) {
+func gridQuery(cs []*Compiled, open []int, axes map[string]*axis, order []*axis, dv map[*Compiled][]derivedValue) (smt.Query, []string) {
 	var b strings.Builder
 	var values []string
 	used := map[*axis]bool{}
@@ -316,6 +346,9 @@ func gridQuery(cs []*Compiled, open []int, axes map[string]*axis, order []*axis)
 			} else {
 				terms[bd.Const] = axisTerm(axes[bd.Ptr.Text], bd.Sort)
 			}
+		}
+		for _, x := range dv[c] {
+			terms[x.A.Const] = x.lit
 		}
 		c.writeCommands(&b, ren, terms)
 		bad[j] = fmt.Sprintf("%sbad.%d", reserved, i)
@@ -423,7 +456,7 @@ func witnessPoint(model map[string]string, order []*axis) (map[*axis]int, error)
 // constant fixed, is allow consistent with the rules? If not, the unsat
 // core names the rules that forbid it; if it is, allow depends on the
 // unbound constants.
-func (k *Checker) explain(ctx context.Context, c *Compiled, axes map[string]*axis, point map[*axis]int) (Refusal, error) {
+func (k *Checker) explain(ctx context.Context, c *Compiled, axes map[string]*axis, point map[*axis]int, dv []derivedValue) (Refusal, error) {
 	var b strings.Builder
 	var witness []Assignment
 	terms := map[string]string{}
@@ -439,8 +472,13 @@ func (k *Checker) explain(ctx context.Context, c *Compiled, axes map[string]*axi
 			witness = append(witness, a)
 		}
 	}
-	// The values the grid spans come first: they are what an agent changes.
+	// The values the grid spans come first: they are what an agent changes;
+	// the derived values last.
 	witness = append(spans, witness...)
+	for _, x := range dv {
+		terms[x.A.Const] = x.lit
+		witness = append(witness, x.A)
+	}
 	c.writeCommands(&b, func(s string) string { return s }, terms)
 	prefix := b.String()
 	for _, a := range c.asserts {
@@ -510,6 +548,9 @@ func describePoint(w []Assignment) string {
 // into a call's arguments as "arguments" followed by it, escapes kept:
 // /arguments/options/depth → arguments/options/depth.
 func FieldName(ptr string) string {
+	if name, ok := strings.CutPrefix(ptr, "/derive/"); ok {
+		return "derive." + name
+	}
 	p, err := ParsePointer(ptr)
 	if err != nil {
 		return ptr
@@ -646,8 +687,8 @@ var errUndecided = fmt.Errorf("%w: the solver answered unknown", smt.ErrTimeout)
 // axis by axis in request order, the smallest index for which some
 // violating point remains (a binary search below the index known to
 // violate). It costs O(axes · log(values)) queries, on refusals only.
-func (k *Checker) leastPoint(ctx context.Context, cs []*Compiled, i int, axes map[string]*axis, order []*axis, point map[*axis]int) (map[*axis]int, error) {
-	base, _ := gridQuery(cs, []int{i}, axes, order)
+func (k *Checker) leastPoint(ctx context.Context, cs []*Compiled, i int, axes map[string]*axis, order []*axis, point map[*axis]int, dv map[*Compiled][]derivedValue) (map[*axis]int, error) {
+	base, _ := gridQuery(cs, []int{i}, axes, order, dv)
 	best := maps.Clone(point)
 	var fixed strings.Builder
 	for _, ax := range order {

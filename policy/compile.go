@@ -8,6 +8,9 @@ import (
 	"sort"
 	"strings"
 
+	"cel.dev/cel-go/cel"
+
+	"github.com/groundgate/groundgate/contract"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/policy/smt"
 	"github.com/groundgate/groundgate/registry"
@@ -30,8 +33,28 @@ type Compiled struct {
 	symbols  map[string]bool   // every symbol the policy declares or defines
 	commands []smt.Sexp        // declare-const and define-fun, in order
 	asserts  []assertion
-	calls    bool // binds /tool, /arguments/… or /grounding/…: governs tool calls only
-	requests bool // binds a request's fields: governs requests only
+	derived  []derived // sorted by constant
+	calls    bool      // binds /tool, /arguments/…, /grounding/… or /now, or derives: governs tool calls only
+	requests bool      // binds a request's fields: governs requests only
+}
+
+// derived is a constant whose value is a CEL expression over the call.
+type derived struct {
+	Const, Sort string
+	Expr        *contract.Expr
+}
+
+// DerivePointer is the pointer a witness names a derived constant's value
+// by: /derive/NAME (no request field; FieldName writes derive.NAME).
+func DerivePointer(name string) string { return "/derive/" + name }
+
+// Derived lists the derived constants, sorted.
+func (c *Compiled) Derived() []string {
+	out := make([]string, len(c.derived))
+	for i, d := range c.derived {
+		out[i] = d.Const
+	}
+	return out
 }
 
 type binding struct {
@@ -293,21 +316,8 @@ func Compile(name string, p Policy) (*Compiled, error) {
 	boundSet := map[string]bool{}
 	for _, k := range slices.Sorted(maps.Keys(p.Bind)) {
 		field := "bind." + clip(k)
-		sym, ok := smtSymbol(k)
+		sym, srt, ok := c.valued(k, field, "bind", "bound to the request", allow, defined, add)
 		if !ok {
-			add(field, "%q is not an SMT-LIB symbol", clip(k))
-			continue
-		}
-		srt, declared := c.sorts[sym]
-		switch {
-		case !declared && defined[sym].IsList:
-			add(field, "%s is defined by define-fun; bind a declared constant", sym)
-			continue
-		case !declared:
-			add(field, "%s is not declared in the policy: (declare-const %s Sort)", sym, sym)
-			continue
-		case sym == allow:
-			add(field, "allow is what the policy decides; it cannot be bound to the request")
 			continue
 		}
 		ptr, err := ParsePointer(p.Bind[k])
@@ -327,10 +337,44 @@ func Compile(name string, p Policy) (*Compiled, error) {
 		c.bound = append(c.bound, binding{Const: sym, Sort: srt, Ptr: ptr})
 	}
 	sort.Slice(c.bound, func(i, j int) bool { return c.bound[i].Const < c.bound[j].Const })
+
+	// derive
+	if len(p.Derive) > MaxDerived {
+		add("derive", "%d derived constants, at most %d", len(p.Derive), MaxDerived)
+	}
+	derivedSet := map[string]bool{}
+	for _, k := range slices.Sorted(maps.Keys(p.Derive)) {
+		field := "derive." + clip(k)
+		sym, srt, ok := c.valued(k, field, "derive", "derived", allow, defined, add)
+		switch {
+		case !ok:
+			continue
+		case boundSet[sym]:
+			add(field, "%s is bound to %s too: a constant is bound or derived, not both", sym, p.Bind[k])
+			continue
+		case !slices.Contains(deriveSorts, srt):
+			add(field, "%s is declared %s; a derived constant is an Int, a Real, a String or a Bool", sym, srt)
+			continue
+		case len(p.Derive[k]) > MaxDeriveLen:
+			add(field, "%d bytes, at most %d", len(p.Derive[k]), MaxDeriveLen)
+			continue
+		}
+		e, err := contract.CompileCallExpr(p.Derive[k])
+		if err != nil {
+			add(field, "%v", err)
+			continue
+		}
+		if !fitsSort(e.Type, srt) {
+			add(field, "%s is declared %s, but the expression is a %s (%s)", sym, srt, e.Type, sortTypes[srt])
+			continue
+		}
+		derivedSet[sym] = true
+		c.derived = append(c.derived, derived{Const: sym, Sort: srt, Expr: e})
+	}
 	c.checkScope(add)
 	for _, cmd := range c.commands {
 		if cmd.Head() == "declare-const" {
-			if sym, _ := cmd.List[1].Symbol(); !boundSet[sym] {
+			if sym, _ := cmd.List[1].Symbol(); !boundSet[sym] && !derivedSet[sym] {
 				c.free = append(c.free, sym)
 			}
 		}
@@ -388,6 +432,21 @@ func (c *Compiled) checkScope(add func(field, format string, args ...any)) {
 			}
 		}
 	}
+	if len(c.derived) > 0 {
+		// A derived value reads a call: a policy that derives governs
+		// tool calls only.
+		d := c.derived[0].Const
+		for i, a := range c.Policy.AppliesTo {
+			if a != string(registry.KindTool) && !IsToolName(a) {
+				add("derive."+clip(d), "applies_to[%d] %q is not a tool: a derived constant reads a tool call (groundgate.call/v1), so a policy that derives applies to the kind tool and to tools by name (upstream.tool) only", i, clip(a))
+			}
+		}
+		if req != nil {
+			add("derive."+clip(d), "a derived constant reads a tool call, and %s binds %s, a request's field: no request has both; write two policies", req.Const, req.Ptr.Text)
+		}
+		c.calls = true
+		return
+	}
 	switch {
 	case c.calls && c.requests:
 		add("bind."+clip(req.Const), "%s binds %s, a request's field, and %s binds %s, a tool call's: no request has both, so the policy would refuse everything it governs; write two policies", req.Const, req.Ptr.Text, call.Const, call.Ptr.Text)
@@ -404,6 +463,53 @@ func (c *Compiled) checkScope(add func(field, format string, args ...any)) {
 			}
 		}
 	}
+}
+
+// valued checks that k, a member of bind or derive (verb), names a
+// declared constant other than allow, and returns it and its sort.
+func (c *Compiled) valued(k, field, verb, done, allow string, defined map[string]smt.Sexp, add func(field, format string, args ...any)) (string, string, bool) {
+	sym, ok := smtSymbol(k)
+	if !ok {
+		add(field, "%q is not an SMT-LIB symbol", clip(k))
+		return "", "", false
+	}
+	srt, declared := c.sorts[sym]
+	switch {
+	case !declared && defined[sym].IsList:
+		add(field, "%s is defined by define-fun; %s a declared constant", sym, verb)
+	case !declared:
+		add(field, "%s is not declared in the policy: (declare-const %s Sort)", sym, sym)
+	case sym == allow:
+		add(field, "allow is what the policy decides; it cannot be %s", done)
+	default:
+		return sym, srt, true
+	}
+	return "", "", false
+}
+
+// deriveSorts are the sorts a derived constant may have, and sortTypes the
+// CEL types that fit each.
+var (
+	deriveSorts = []string{"Int", "Real", "String", "Bool"}
+	sortTypes   = map[string]string{"Int": "want an int", "Real": "want an int or a double", "String": "want a string", "Bool": "want a bool"}
+)
+
+// fitsSort reports whether a value of CEL type t can be a constant of
+// sort: dyn may be (Check decides on the value).
+func fitsSort(t *cel.Type, sort string) bool {
+	switch {
+	case t.IsExactType(cel.DynType):
+		return true
+	case sort == "Int":
+		return t.IsExactType(cel.IntType)
+	case sort == "Real":
+		return t.IsExactType(cel.IntType) || t.IsExactType(cel.DoubleType)
+	case sort == "String":
+		return t.IsExactType(cel.StringType)
+	case sort == "Bool":
+		return t.IsExactType(cel.BoolType)
+	}
+	return false
 }
 
 func declareName(c *Compiled, sym string, at func(string, ...any)) bool {
@@ -554,6 +660,11 @@ func (c *Compiled) pointersText(calls bool) string {
 	for _, b := range c.bound {
 		if b.Ptr.ForCall() == calls && !slices.Contains(out, b.Ptr.Text) {
 			out = append(out, b.Ptr.Text)
+		}
+	}
+	if calls {
+		for _, d := range c.derived {
+			out = append(out, "derive."+d.Const)
 		}
 	}
 	return strings.Join(out, ", ")

@@ -22,6 +22,10 @@ func FuzzCompile(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(raw)
+	if airline, err := os.ReadFile("testdata/airline.json"); err == nil {
+		f.Add(airline)
+	}
+	f.Add([]byte(`{"smtlib": "(declare-const x Int)(declare-const allow Bool)(assert (= allow (< x 3)))", "derive": {"x": "size(arguments)"}, "bind": {}, "allow": "allow", "applies_to": ["tool"]}`))
 	f.Add([]byte(`{"smtlib": "(declare-const x Int)(define-fun allow () Bool (< x 3))", "bind": {"x": "/params/window"}, "allow": "allow", "applies_to": ["family"]}`))
 	f.Add([]byte(`{"smtlib": "(declare-const |a b| Int)(declare-const allow Bool)(assert (! (=> allow (< |a b| 3)) :named r))", "bind": {"|a b|": "/params/window"}, "allow": "allow", "applies_to": ["MOM_WZS"]}`))
 	f.Add([]byte(`{"smtlib": "(assert (! (! true :named a) :named b))", "bind": {}, "allow": "x", "applies_to": []}`))
@@ -48,7 +52,7 @@ func FuzzCompile(f *testing.F) {
 // Pointers either parse to a field with sorts or are refused.
 func FuzzParsePointer(f *testing.F) {
 	for _, s := range []string{"/family", "/params/window", "/params/a~1b", "/grid/points", "/facts/data/last_date", "/", "", "~", "/params/",
-		"/tool", "/tool/", "/arguments", "/arguments/", "/arguments/a~1b/c~0d/0", "/arguments/a~2", "/arguments/~01", "/arguments//x"} {
+		"/tool", "/tool/", "/arguments", "/arguments/", "/arguments/a~1b/c~0d/0", "/arguments/a~2", "/arguments/~01", "/arguments//x", "/now", "/now/x", "/derive/x"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -59,7 +63,7 @@ func FuzzParsePointer(f *testing.F) {
 		if p.Text != s || len(p.Sorts()) == 0 || FieldName(s) == s || len(s) > MaxPointerLen || !utf8.ValidString(s) {
 			t.Fatalf("%q parsed to %+v", s, p)
 		}
-		if p.ForCall() != (p.Field == "tool" || p.Field == "arguments") {
+		if p.ForCall() != (p.Field == "tool" || p.Field == "arguments" || p.Field == "grounding" || p.Field == "now") {
 			t.Fatalf("%q: ForCall %v for field %s", s, p.ForCall(), p.Field)
 		}
 		if p.Field == "arguments" {

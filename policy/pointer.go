@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-json-experiment/json/jsontext"
 
+	"github.com/groundgate/groundgate/contract"
 	"github.com/groundgate/groundgate/hashing"
 )
 
@@ -45,6 +46,9 @@ import (
 //	/grounding/confidence     Real    that match's confidence, the exact
 //	                          decimal the evidence writes (0.7 is seven
 //	                          tenths); 0 for an exempt read
+//	/now                      Int     the time the call is decided, Unix
+//	                          seconds (UTC); a call outside a session has
+//	                          none (missing)
 //
 // When several matches of the evidence name the tool (two terms found
 // it), the one with the highest confidence grounds it (see Grounding).
@@ -69,7 +73,7 @@ const (
 // /arguments/…, /grounding/…) rather than a request's family, metric,
 // data, params, grid or facts.
 func (p Pointer) ForCall() bool {
-	return p.Field == "tool" || p.Field == "arguments" || p.Field == "grounding"
+	return p.Field == "tool" || p.Field == "arguments" || p.Field == "grounding" || p.Field == "now"
 }
 
 // GroundingExempt is /grounding/mode of an exempt read: a read-only tool
@@ -124,8 +128,8 @@ func ParsePointer(text string) (Pointer, error) {
 	}
 	p := Pointer{Text: text}
 	switch {
-	case len(toks) == 1 && toks[0] == "tool":
-		p.Field = "tool"
+	case len(toks) == 1 && (toks[0] == "tool" || toks[0] == "now"):
+		p.Field = toks[0]
 	case len(toks) >= 2 && toks[0] == "arguments":
 		if len(toks)-1 > MaxPointerDepth {
 			return Pointer{}, fmt.Errorf("%q: a pointer into the arguments is at most %d tokens deep", clip(text), MaxPointerDepth)
@@ -142,7 +146,7 @@ func ParsePointer(text string) (Pointer, error) {
 	case len(toks) == 2 && toks[0] == "grounding" && (toks[1] == "mode" || toks[1] == "confidence"):
 		p.Field, p.Param = "grounding", toks[1]
 	default:
-		return Pointer{}, fmt.Errorf("%q points to no field a policy can bind (/family, /metric, /data, /params/NAME, /grid/points, /facts/data/NAME; of a tool call /tool, /arguments/…, /grounding/mode, /grounding/confidence)", clip(text))
+		return Pointer{}, fmt.Errorf("%q points to no field a policy can bind (/family, /metric, /data, /params/NAME, /grid/points, /facts/data/NAME; of a tool call /tool, /arguments/…, /grounding/mode, /grounding/confidence, /now)", clip(text))
 	}
 	return p, nil
 }
@@ -168,7 +172,7 @@ func (p Pointer) Sorts() []string {
 	switch p.Field {
 	case "params":
 		return []string{"Int", "Real", "String"}
-	case "grid/points":
+	case "grid/points", "now":
 		return []string{"Int"}
 	case "facts":
 		return []string{DataFacts[p.Param]}
@@ -331,6 +335,12 @@ type Request struct {
 	// evidence did not match the tool and the call is no exempt read (it
 	// is refused F3 anyway), and a policy reading it refuses as missing.
 	Grounding *Grounding
+	// Session is the session the call is decided in (SPEC §15): its
+	// state, the host's facts and the decision's time, decoded once and
+	// shared with the contract phase. Derived constants read them with
+	// the call (contract.ToolStateIn), /now reads Session.Now. Nil outside
+	// a session: the state and the facts are {}, and there is no now.
+	Session *contract.Session
 }
 
 // valueError is a pointer's value that no bound constant can hold: an
@@ -376,6 +386,14 @@ func (r Request) values(p Pointer) ([]Value, error) {
 			return nil, err
 		}
 		return []Value{v}, nil
+	case "now":
+		switch {
+		case r.Tool == "":
+			return nil, fmt.Errorf("the request is not a tool call: it has no now")
+		case r.Session == nil || r.Session.Now.IsZero():
+			return nil, fmt.Errorf("the call is decided outside a session: it has no now")
+		}
+		return []Value{Num(float64(r.Session.Now.Unix()))}, nil
 	case "grounding":
 		switch {
 		case r.Tool == "":

@@ -36,6 +36,12 @@ type Policy struct {
 	// Allow names the Bool constant (declared or defined) that must be
 	// entailed for a request to be admitted.
 	Allow string `json:"allow"`
+	// Derive maps a declared constant to a CEL expression over the call
+	// (groundgate.call/v1's pre-state: tool, arguments, state, facts, now,
+	// and read()): its value, for a policy over tool calls only. A derived
+	// constant is never also bound. Left out when empty, so a policy
+	// without one keeps its bytes and its id.
+	Derive map[string]string `json:"derive,omitempty"`
 	// AppliesTo lists capability names and kinds ("family", "metric"): the
 	// policy governs a request whose family or metric is named here, or
 	// every request when it names a kind.
@@ -47,6 +53,8 @@ type Policy struct {
 const (
 	MaxSMTLIB    = 64 << 10
 	MaxBindings  = 32
+	MaxDerived   = 32   // derived constants of one policy
+	MaxDeriveLen = 2048 // bytes of one derived constant's expression
 	MaxAppliesTo = 32
 	MaxNameLen   = 64
 	MaxPolicies  = 256
@@ -120,7 +128,7 @@ func (p Policy) ID() (hashing.Digest, error) {
 func Decode(name string, raw []byte) (Policy, error) {
 	var p Policy
 	if err := hashing.DecodeStrict(raw, &p); err != nil {
-		return Policy{}, invalid(name, "", "not a policy document: %v (want {\"smtlib\", \"bind\", \"allow\", \"applies_to\"})", err)
+		return Policy{}, invalid(name, "", "not a policy document: %v (want {\"smtlib\", \"bind\", \"allow\", \"applies_to\"}, and \"derive\" for a policy over tool calls)", err)
 	}
 	return p, nil
 }

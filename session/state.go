@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/session/statekey"
 )
 
 // StateVersion names the trusted state's schema (docs/sessions.md, "The
@@ -227,63 +227,12 @@ func (s *State) With(lim Limits, obs ...Observation) (*State, error) {
 // argument, which only a schema allowing both admits; the later result
 // then replaces the earlier.
 func Key(arguments json.RawMessage) (string, error) {
-	_, k, err := keyOf(arguments)
-	return k, err
+	return statekey.Key(arguments)
 }
 
 // keyOf returns the canonical arguments ({} for none) and their key.
 func keyOf(arguments json.RawMessage) (json.RawMessage, string, error) {
-	if t := bytes.TrimSpace(arguments); len(t) == 0 || string(t) == "null" {
-		return json.RawMessage("{}"), "", nil
-	}
-	canon, err := hashing.CanonicalizeJSON(arguments)
-	if err != nil {
-		return nil, "", fmt.Errorf("arguments: %s", hashing.Reason(err))
-	}
-	if canon[0] != '{' {
-		return nil, "", fmt.Errorf("arguments are not a JSON object")
-	}
-	d := jsontext.NewDecoder(bytes.NewReader(canon))
-	if _, err := d.ReadToken(); err != nil {
-		return nil, "", err
-	}
-	var b strings.Builder
-	for d.PeekKind() != '}' {
-		tok, err := d.ReadToken()
-		if err != nil {
-			return nil, "", err
-		}
-		name := tok.String()
-		v, err := d.ReadValue()
-		if err != nil {
-			return nil, "", err
-		}
-		if b.Len() > 0 {
-			b.WriteByte('&')
-		}
-		escapeKey(&b, name)
-		b.WriteByte('=')
-		if v.Kind() == '"' {
-			s, err := jsontext.AppendUnquote(nil, v)
-			if err != nil {
-				return nil, "", err
-			}
-			escapeKey(&b, string(s))
-		} else {
-			escapeKey(&b, string(v))
-		}
-	}
-	return canon, b.String(), nil
-}
-
-var keyEscaper = strings.NewReplacer("%", "%25", "&", "%26", "=", "%3D")
-
-func escapeKey(b *strings.Builder, s string) {
-	if !strings.ContainsAny(s, "%&=") {
-		b.WriteString(s)
-		return
-	}
-	_, _ = keyEscaper.WriteString(b, s)
+	return statekey.Of(arguments)
 }
 
 // ResultValue is the value a CallToolResult files in the state, in RFC
