@@ -124,8 +124,6 @@ type Server struct {
 	screen   gateway.Screen
 	// mcpBody bounds bodies at /mcp (MountMCP).
 	mcpBody int64
-	// mcpSessions serves /mcp to session tokens (MountSessionMCP).
-	mcpSessions http.Handler
 	cfg     Config
 	log     *slog.Logger
 	echo    *echo.Echo
@@ -135,6 +133,9 @@ type Server struct {
 	// series caches the per-route metric children accessLog feeds, so
 	// that a request does not hash its labels again (see routeMetrics).
 	series sync.Map // seriesKey → routeMetrics
+
+	// mcpSessions serves /mcp to session tokens (MountSessionMCP).
+	mcpSessions http.Handler
 }
 
 // New wires the routes.
