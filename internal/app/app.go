@@ -207,10 +207,11 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	}); err != nil {
 		return nil, err
 	}
-	sessions, err := OpenSessions(m.Store.DB(), m.Calls, m.Disc, m.Upstreams, cfg.Clock, cfg.Logger)
+	opened, err := OpenSessions(m.Store.DB(), m.Calls, m.Disc, m.Upstreams, cfg.Clock, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
+	sessions := session.Watch(opened)
 	sv, _ := SolverByName(cfg.Solver) // OpenPolicies accepted the name
 	m.lintPool = smt.NewPool(sv, 1)
 	srv := server.New(server.Deps{Registry: m.Store, Discoverer: m.Disc, Gate: m.Gate, Executor: releasing{m.Exec},
@@ -223,6 +224,10 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 		return nil, err
 	}
 	srv.MountMCP(mcp.HTTPHandler(ms, cfg.Logger), mcp.MaxFrame)
+	// A session's token at /mcp: that session's tools, told of each turn.
+	hub := mcp.NewSessions(srv, mcp.SessionOptions{Version: Version(), Logger: cfg.Logger})
+	sessions.OnTurn(hub.Changed)
+	srv.MountSessionMCP(hub.Handler())
 	srv.MountUpstreamMCP(mcp.UpstreamHandler(srv, Version(), cfg.Logger))
 	m.http = &http.Server{
 		Handler:           srv.Handler(),
