@@ -232,18 +232,37 @@ func (h *Sessions) newServer(id hashing.Digest) *sessionServer {
 		&sdk.ServerOptions{Logger: h.log, Instructions: sessionInstructions, Capabilities: &sdk.ServerCapabilities{
 			Logging: &sdk.LoggingCapabilities{}, Tools: &sdk.ToolCapabilities{ListChanged: true},
 		}})
-	// A list is never older than the session's turns and the registry.
+	// A list is never older than the session's turns and the registry;
+	// a call of a tool not listed is Γ's to refuse (F2, F3, …), recorded
+	// in the session as REST's is, rather than the SDK's "unknown tool".
 	ss.srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
 		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
-			if method == "tools/list" {
+			switch method {
+			case "tools/list":
 				if _, err := h.sync(ctx, ss); err != nil {
 					h.log.Warn("session tools not re-read", "session", id.String(), "err", err)
+				}
+			case "tools/call":
+				if r, ok := req.(*sdk.CallToolRequest); ok && r.Params != nil && r.Params.Name != DiscoverTool && !ss.lists(r.Params.Name) {
+					res, err := h.call(id)(ctx, r)
+					if res != nil && res.Content == nil {
+						res.Content = []sdk.Content{}
+					}
+					return res, err
 				}
 			}
 			return next(ctx, method, req)
 		}
 	})
 	return ss
+}
+
+// lists says whether ss lists a tool of this name.
+func (ss *sessionServer) lists(name string) bool {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	_, ok := ss.tools[name]
+	return ok || (name == DiscoverTool && ss.discover)
 }
 
 // sync makes ss list its session's tools now, and returns their names.
