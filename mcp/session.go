@@ -64,12 +64,16 @@ type SessionOptions struct {
 	// ones first, and its clients must connect again.
 	MaxServers int
 	// Idle ends an MCP client's session after this long without a
-	// request (UpstreamSessionTimeout), and lets its server go.
+	// request (DefaultSessionIdle), and lets its server go.
 	Idle time.Duration
 }
 
 // DefaultMaxServers is SessionOptions.MaxServers' default.
 const DefaultMaxServers = 1024
+
+// DefaultSessionIdle is SessionOptions.Idle's default: a conversation
+// pauses longer than a call takes.
+const DefaultSessionIdle = 30 * time.Minute
 
 // Sessions serves groundgate sessions over MCP.
 type Sessions struct {
@@ -98,7 +102,7 @@ func NewSessions(api SessionAPI, opt SessionOptions) *Sessions {
 		opt.MaxServers = DefaultMaxServers
 	}
 	if opt.Idle <= 0 {
-		opt.Idle = UpstreamSessionTimeout
+		opt.Idle = DefaultSessionIdle
 	}
 	return &Sessions{api: api, opt: opt, log: quiet(opt.Logger), servers: map[hashing.Digest]*sessionServer{}}
 }
@@ -273,6 +277,9 @@ func (h *Sessions) sync(ctx context.Context, ss *sessionServer) ([]string, error
 	if err != nil {
 		return nil, err
 	}
+	if st.Closed {
+		st.Tools, st.AgentDiscovery = nil, false // a closed session takes no call and no turn
+	}
 	want := make(map[string]bool, len(st.Tools))
 	names := make([]string, 0, len(st.Tools))
 	for _, c := range st.Tools {
@@ -297,9 +304,13 @@ func (h *Sessions) sync(ctx context.Context, ss *sessionServer) ([]string, error
 	if len(gone) > 0 {
 		ss.srv.RemoveTools(gone...)
 	}
-	if st.AgentDiscovery && !ss.discover {
+	switch {
+	case st.AgentDiscovery && !ss.discover:
 		ss.srv.AddTool(discoverTool(), h.discover(ss))
 		ss.discover = true
+	case !st.AgentDiscovery && ss.discover:
+		ss.srv.RemoveTools(DiscoverTool)
+		ss.discover = false
 	}
 	return names, nil
 }

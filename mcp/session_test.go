@@ -245,7 +245,7 @@ func failureCodes(t *testing.T, res *sdk.CallToolResult) string {
 // tools/list_changed and the tool is listed; another session's token sees
 // its own tools only and cannot use this session's MCP session; without
 // agent_discovery there is no discover tool; the admin token keeps /mcp's
-// own tools.
+// own tools; a closed session lists nothing and takes no call.
 func TestSessionOverMCP(t *testing.T) {
 	c := serveAirline(t)
 	id, tok, grounded := c.open("Hi, I am chen_lee_6825 and I want to cancel my reservation JW6LEQ, my plans changed.", false)
@@ -253,7 +253,6 @@ func TestSessionOverMCP(t *testing.T) {
 	if !slices.Contains(grounded, "airline.cancel_reservation") || slices.Contains(grounded, "airline.update_reservation_baggages") {
 		t.Fatalf("the words grounded %v", grounded)
 	}
-	t.Logf("grounded %v; the other %v", grounded, otherGrounded)
 
 	opts, changed := upstreamtest.ListChanged()
 	cs := mcpClient(t, c.base, tok, opts)
@@ -367,6 +366,16 @@ func TestSessionOverMCP(t *testing.T) {
 	admin := mcpClient(t, c.base, token, nil)
 	if got := names(upstreamtest.ListAll(t, admin)); !slices.Contains(got, "ground") || slices.Contains(got, "airline.cancel_reservation") {
 		t.Errorf("the admin's /mcp lists %v", got)
+	}
+
+	// Closed: nothing is listed, a call is refused.
+	c.want(http.StatusOK, http.MethodDelete, "/v1/sessions/"+id, token, nil)
+	if got := names(upstreamtest.ListAll(t, cs)); len(got) != 0 {
+		t.Errorf("a closed session lists %v", got)
+	}
+	res = upstreamtest.Call(t, cs, "airline.get_reservation_details", map[string]any{"reservation_id": "JW6LEQ"})
+	if !res.IsError || !strings.Contains(upstreamtest.Text(t, res), "session-closed") {
+		t.Errorf("a call in a closed session: %s", upstreamtest.Text(t, res))
 	}
 }
 
