@@ -369,7 +369,11 @@ func TestSessionOverMCP(t *testing.T) {
 	}
 
 	// Closed: nothing is listed, a call is refused.
+	for len(changed) > 0 {
+		<-changed
+	}
 	c.want(http.StatusOK, http.MethodDelete, "/v1/sessions/"+id, token, nil)
+	upstreamtest.WaitListChanged(t, changed)
 	if got := names(upstreamtest.ListAll(t, cs)); len(got) != 0 {
 		t.Errorf("a closed session lists %v", got)
 	}

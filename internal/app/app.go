@@ -226,7 +226,7 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	srv.MountMCP(mcp.HTTPHandler(ms, cfg.Logger), mcp.MaxFrame)
 	// A session's token at /mcp: that session's tools, told of each turn.
 	hub := mcp.NewSessions(srv, mcp.SessionOptions{Version: Version(), Logger: cfg.Logger})
-	sessions.OnTurn(hub.Changed)
+	sessions.OnChange(hub.Changed)
 	srv.MountSessionMCP(hub.Handler())
 	srv.MountUpstreamMCP(mcp.UpstreamHandler(srv, Version(), cfg.Logger))
 	m.http = &http.Server{
@@ -568,7 +568,7 @@ func (e *Engines) MCPSession(ctx context.Context, logger *slog.Logger, words str
 	}
 	id := created.Session.ID
 	hub := mcp.NewSessions(srv, mcp.SessionOptions{Version: Version(), Logger: logger})
-	sessions.OnTurn(hub.Changed)
+	sessions.OnChange(hub.Changed)
 	s, err := hub.Server(ctx, id)
 	if err != nil {
 		return nil, hashing.Digest{}, err
