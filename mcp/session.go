@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -83,13 +84,15 @@ type Sessions struct {
 
 	mu      sync.Mutex
 	servers map[hashing.Digest]*sessionServer
+	uses    atomic.Uint64 // orders the servers' uses
 }
 
 // sessionServer is one session's SDK server and the tools it lists.
 type sessionServer struct {
 	id   hashing.Digest
 	srv  *sdk.Server
-	last atomic.Int64 // unix nanoseconds of the last request
+	last atomic.Int64  // unix nanoseconds of the last request
+	used atomic.Uint64 // Sessions.uses at the last request
 
 	mu       sync.Mutex // one sync at a time
 	tools    map[string]hashing.Digest
@@ -147,10 +150,12 @@ func (h *Sessions) Server(ctx context.Context, id hashing.Digest) (*sdk.Server, 
 	h.mu.Unlock()
 	if ss != nil {
 		ss.last.Store(now)
+		ss.used.Store(h.uses.Add(1))
 		return ss.srv, nil
 	}
 	ss = h.newServer(id)
 	ss.last.Store(now)
+	ss.used.Store(h.uses.Add(1))
 	if _, err := h.sync(ctx, ss); err != nil {
 		return nil, err
 	}
@@ -199,7 +204,7 @@ func (h *Sessions) evict(now int64) {
 			}
 			return -1
 		}
-		return int(a.last.Load() - b.last.Load())
+		return cmp.Compare(a.used.Load(), b.used.Load())
 	})
 	for _, ss := range byUse[:len(h.servers)-h.opt.MaxServers+1] {
 		delete(h.servers, ss.id)
