@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -176,30 +177,25 @@ func (h *Sessions) evict(now int64) {
 	if len(h.servers) < h.opt.MaxServers {
 		return
 	}
-	live := func(ss *sessionServer) bool {
+	live := map[*sessionServer]bool{}
+	for _, ss := range h.servers {
 		for range ss.srv.Sessions() {
-			return true
+			live[ss] = true
+			break
 		}
-		return false
 	}
 	for id, ss := range h.servers {
-		if !live(ss) && now-ss.last.Load() > int64(h.opt.Idle) {
+		if !live[ss] && now-ss.last.Load() > int64(h.opt.Idle) {
 			delete(h.servers, id)
 		}
 	}
 	if len(h.servers) < h.opt.MaxServers {
 		return
 	}
-	byUse := slices.Collect(func(yield func(*sessionServer) bool) {
-		for _, ss := range h.servers {
-			if !yield(ss) {
-				return
-			}
-		}
-	})
+	byUse := slices.Collect(maps.Values(h.servers))
 	slices.SortFunc(byUse, func(a, b *sessionServer) int {
-		if la, lb := live(a), live(b); la != lb {
-			if la {
+		if live[a] != live[b] {
+			if live[a] {
 				return 1
 			}
 			return -1
