@@ -36,7 +36,7 @@ import (
 // and the session's record of the call); an admitted call answers with
 // the upstream's result as it came. In a session opened with
 // agent_discovery, a discover tool adds a turn of the agent's own words
-// (marked so in the session and every footprint).
+// (recorded "by": "agent" in the session's turns).
 //
 // Each session has one SDK server, made when a client first connects and
 // kept while clients use it (Sessions bounds how many). When a turn adds
@@ -154,12 +154,16 @@ func (h *Sessions) Server(ctx context.Context, id hashing.Digest) (*sdk.Server, 
 		ss.used.Store(h.uses.Add(1))
 		return ss.srv, nil
 	}
-	ss = h.newServer(id)
-	ss.last.Store(now)
-	ss.used.Store(h.uses.Add(1))
-	if _, err := h.sync(ctx, ss); err != nil {
+	st, err := h.api.SessionTools(ctx, id)
+	if err != nil {
 		return nil, err
 	}
+	ss = h.newServer(id, st.AgentDiscovery && !st.Closed)
+	ss.last.Store(now)
+	ss.used.Store(h.uses.Add(1))
+	ss.mu.Lock()
+	h.apply(ss, st)
+	ss.mu.Unlock()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if cur := h.servers[id]; cur != nil {
@@ -231,10 +235,15 @@ Calls are checked against the conversation's evidence, the results seen so far, 
 const sessionDiscoverInstructions = `
 When the user asks for something no listed tool does, call discover with the user's request in your words: the tools those words name are added (the list changes), and your words are recorded as yours.`
 
-func (h *Sessions) newServer(id hashing.Digest) *sessionServer {
+// newServer is session id's SDK server, without tools yet.
+func (h *Sessions) newServer(id hashing.Digest, agentDiscovery bool) *sessionServer {
 	ss := &sessionServer{id: id, tools: map[string]hashing.Digest{}}
+	instructions := sessionInstructions
+	if agentDiscovery {
+		instructions += sessionDiscoverInstructions
+	}
 	ss.srv = sdk.NewServer(&sdk.Implementation{Name: "groundgate/session", Title: "groundgate session", Version: h.opt.Version},
-		&sdk.ServerOptions{Logger: h.log, Instructions: sessionInstructions, Capabilities: &sdk.ServerCapabilities{
+		&sdk.ServerOptions{Logger: h.log, Instructions: instructions, Capabilities: &sdk.ServerCapabilities{
 			Logging: &sdk.LoggingCapabilities{}, Tools: &sdk.ToolCapabilities{ListChanged: true},
 		}})
 	// A list is never older than the session's turns and the registry;
@@ -278,6 +287,12 @@ func (h *Sessions) sync(ctx context.Context, ss *sessionServer) ([]string, error
 	if err != nil {
 		return nil, err
 	}
+	return h.apply(ss, st), nil
+}
+
+// apply makes ss list st's tools, and returns their names. Called with
+// ss.mu held.
+func (h *Sessions) apply(ss *sessionServer, st server.SessionTools) []string {
 	if st.Closed {
 		st.Tools, st.AgentDiscovery = nil, false // a closed session takes no call and no turn
 	}
@@ -313,7 +328,7 @@ func (h *Sessions) sync(ctx context.Context, ss *sessionServer) ([]string, error
 		ss.srv.RemoveTools(DiscoverTool)
 		ss.discover = false
 	}
-	return names, nil
+	return names
 }
 
 // validToolName is MCP's tool name: 1–128 of [A-Za-z0-9_.-].

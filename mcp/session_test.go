@@ -259,6 +259,9 @@ func TestSessionOverMCP(t *testing.T) {
 	if caps := cs.InitializeResult().Capabilities; caps.Tools == nil || !caps.Tools.ListChanged {
 		t.Errorf("capabilities: %+v", caps)
 	}
+	if ins := cs.InitializeResult().Instructions; ins == "" || strings.Contains(ins, "discover") {
+		t.Errorf("instructions without agent_discovery: %q", ins)
+	}
 	tools := upstreamtest.ListAll(t, cs)
 	if got, want := names(tools), union(airlineReads, grounded); !slices.Equal(got, want) {
 		t.Fatalf("listed %v, want %v", got, want)
@@ -395,6 +398,9 @@ func TestSessionOverMCPAgentDiscovery(t *testing.T) {
 	tools := upstreamtest.ListAll(t, cs)
 	if _, ok := tools["discover"]; !ok {
 		t.Fatalf("no discover tool: %v", names(tools))
+	}
+	if ins := cs.InitializeResult().Instructions; !strings.Contains(ins, "call discover") {
+		t.Errorf("instructions with agent_discovery: %q", ins)
 	}
 	if _, ok := tools["airline.update_reservation_baggages"]; ok {
 		t.Fatal("update_reservation_baggages listed before the words ask for it")
