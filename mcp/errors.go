@@ -77,6 +77,11 @@ func nextCalls(fs []ground.Failure) []nextCall {
 	if err != nil {
 		return nil
 	}
+	return nextCallsOf(raw)
+}
+
+// nextCallsOf is nextCalls of failures as JSON.
+func nextCallsOf(raw []byte) []nextCall {
 	var withNext []struct {
 		Next *nextCall `json:"next"`
 	}

@@ -59,3 +59,20 @@ func TestSessionsBounded(t *testing.T) {
 		t.Fatalf("servers after a third: %v", h.servers)
 	}
 }
+
+// TestNextCalls: a failure's next call (SPEC §15: the read a rule needs
+// first) is read from the failures as a client reads them, each once.
+func TestNextCalls(t *testing.T) {
+	raw := []byte(`[{"field": "tool", "code": "F11", "next": {"tool": "airline.get_reservation_details", "arguments": {"reservation_id": "ZFA04Y"}}},
+		{"field": "tool", "code": "F9", "next": {"tool": "airline.get_reservation_details", "arguments": {"reservation_id": "ZFA04Y"}}},
+		{"field": "tool", "code": "F9", "next": {"tool": "airline.get_user_details"}},
+		{"field": "tool", "code": "F3"}]`)
+	got := nextCallsOf(raw)
+	if len(got) != 2 || got[0].Tool != "airline.get_reservation_details" || string(got[0].Arguments) != `{"reservation_id": "ZFA04Y"}` ||
+		got[1].Tool != "airline.get_user_details" || string(got[1].Arguments) != "{}" {
+		t.Fatalf("next calls: %+v", got)
+	}
+	if got := nextCalls(nil); got != nil {
+		t.Fatalf("no failures: %+v", got)
+	}
+}
