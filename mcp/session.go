@@ -245,7 +245,12 @@ func (h *Sessions) newServer(id hashing.Digest, agentDiscovery bool) *sessionSer
 	ss.srv = sdk.NewServer(&sdk.Implementation{Name: "groundgate/session", Title: "groundgate session", Version: h.opt.Version},
 		&sdk.ServerOptions{Logger: h.log, Instructions: instructions, Capabilities: &sdk.ServerCapabilities{
 			Logging: &sdk.LoggingCapabilities{}, Tools: &sdk.ToolCapabilities{ListChanged: true},
-		}})
+		},
+			// The list is this session's, behind its token: no shared
+			// cache may serve it to another (the protocol's default is
+			// public).
+			SetCacheable: func(_ context.Context, _ sdk.Request, c *sdk.Cacheable) { c.CacheScope = "private" },
+		})
 	// A list is never older than the session's turns and the registry;
 	// a call of a tool not listed is Γ's to refuse (F2, F3, …), recorded
 	// in the session as REST's is, rather than the SDK's "unknown tool".

@@ -262,6 +262,9 @@ func TestSessionOverMCP(t *testing.T) {
 	if ins := cs.InitializeResult().Instructions; ins == "" || strings.Contains(ins, "discover") {
 		t.Errorf("instructions without agent_discovery: %q", ins)
 	}
+	if lr, err := cs.ListTools(context.Background(), nil); err != nil || lr.CacheScope != "private" {
+		t.Errorf("tools/list cache scope: %+v, %v", lr, err)
+	}
 	tools := upstreamtest.ListAll(t, cs)
 	if got, want := names(tools), union(airlineReads, grounded); !slices.Equal(got, want) {
 		t.Fatalf("listed %v, want %v", got, want)
