@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -89,6 +90,9 @@ type Session struct {
 	Facts []byte
 	// Now is the time the call is decided.
 	Now time.Time
+	// ByAgent lists the evidence that is the agent's own words (an
+	// agent_discovery session's turns): a call it grounds is marked so.
+	ByAgent []hashing.Digest
 }
 
 // Response is a call's 200 body: the footprint and the upstream's result.
@@ -199,6 +203,7 @@ type decision struct {
 	facts []byte
 	now   time.Time
 	read  *StateRead
+	words string // WordsAgent when the evidence is the agent's own words
 }
 
 // Call decides a call (Γ: F2, F3, F7, F1, F12, F9, F11, every failure at
@@ -291,6 +296,9 @@ func (s *Service) decide(ctx context.Context, req Request) (*decision, []ground.
 		default:
 			id := ev.ID
 			d.grounding, d.discovery, d.evidence = GroundingDiscovered, &id, id
+			if slices.Contains(req.Session.ByAgent, id) {
+				d.words = WordsAgent
+			}
 			if m.Capability != c.Identity {
 				add("tool", ground.F7, req.Tool, fmt.Sprintf("the evidence matched identity %s, the name now stands for %s: discover again", m.Capability, c.Identity))
 			}
@@ -444,7 +452,7 @@ func (s *Service) policyCheck(ctx context.Context, d *decision, set *policy.Set)
 func (s *Service) forward(ctx context.Context, d *decision) (Response, error) {
 	f := &Footprint{
 		Tool: d.capb.Name, Identity: d.capb.Identity, Arguments: d.args,
-		Decision:        Decision{Admitted: true, Grounding: d.grounding, Failures: []ground.Failure{}},
+		Decision:        Decision{Admitted: true, Grounding: d.grounding, Words: d.words, Failures: []ground.Failure{}},
 		Upstream:        UpstreamRef{Name: d.upstream, Server: d.live.Server, ToolDigest: d.live.Tool.Digest},
 		RegistryVersion: d.version, Effect: d.capb.Tool.Sem.Effect, Discovery: d.discovery,
 		Findings: []gateway.Finding{},
