@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -29,20 +27,7 @@ import (
 var airlineBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "mcp-session-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	airlineBin = filepath.Join(dir, "airline-mcp")
-	code := 1
-	if out, err := exec.Command("go", "build", "-o", airlineBin, "../cmd/airline-mcp").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
-	} else {
-		code = m.Run()
-	}
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(apptest.MainWithCommand(m, apptest.AirlinePkg, func(bin string) { airlineBin = bin }))
 }
 
 // airlineReads are the airline's read-only tools: exempt, as the
@@ -54,53 +39,19 @@ var airlineReads = []string{
 
 // hostREST speaks REST to a wired server, as a host does.
 type hostREST struct {
+	apptest.Client
 	t    *testing.T
 	base string
 }
 
 func (c hostREST) do(method, path, token string, body any) (int, map[string]any) {
 	c.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			c.t.Fatal(err)
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, c.base+path, rd)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
-	var out map[string]any
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &out); err != nil {
-			c.t.Fatalf("%s %s: %d, not JSON: %.300s", method, path, res.StatusCode, raw)
-		}
-	}
-	return res.StatusCode, out
+	return c.Do(method, path, token, body)
 }
 
 func (c hostREST) want(status int, method, path, token string, body any) map[string]any {
 	c.t.Helper()
-	st, out := c.do(method, path, token, body)
-	if st != status {
-		b, _ := json.Marshal(out)
-		c.t.Fatalf("%s %s: status %d, want %d: %.1200s", method, path, st, status, b)
-	}
-	return out
+	return c.Want(status, method, path, token, body)
 }
 
 // serveAirline serves a new database with the airline upstream
@@ -118,23 +69,12 @@ func serveAirlineOn(t *testing.T, db string) (hostREST, func()) {
 	t.Helper()
 	m, stop := apptest.Serve(t, app.Config{DB: db, AdminToken: token, Clock: time.Date(2024, 5, 15, 20, 0, 0, 0, time.UTC),
 		Gateway: gateway.Limits{CallTimeout: 15 * time.Second, BackoffMin: 50 * time.Millisecond, BackoffMax: 500 * time.Millisecond, StopGrace: 300 * time.Millisecond}})
-	c := hostREST{t: t, base: "http://" + m.Addr()}
+	c := hostREST{Client: apptest.Client{TB: t, Base: "http://" + m.Addr()}, t: t, base: "http://" + m.Addr()}
 	fixture, _ := filepath.Abs("../airline/testdata/db")
 	c.want(http.StatusCreated, http.MethodPut, "/v1/upstreams/airline", token, map[string]any{
 		"transport": "stdio", "command": []string{airlineBin, "--db", fixture}, "ground": "writes",
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		_, v := c.do(http.MethodGet, "/v1/upstreams/airline", "", nil)
-		st, _ := v["status"].(map[string]any)
-		if st != nil && st["connected"] == true && len(st["tools"].([]any)) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("airline did not connect: %v", v)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	c.WaitUpstream("airline")
 	c.want(http.StatusOK, http.MethodPost, "/v1/upstreams/airline/sync", token, map[string]any{"apply": true, "overlay": map[string]any{
 		"cancel_reservation":          map[string]any{"disc": map[string]any{"aliases": []string{"cancel my reservation"}}},
 		"update_reservation_baggages": map[string]any{"disc": map[string]any{"aliases": []string{"add checked bags"}}},
