@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/go-json-experiment/json/jsontext"
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/groundgate/groundgate/contract"
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/gateway"
 	"github.com/groundgate/groundgate/ground"
@@ -88,6 +90,9 @@ type Session struct {
 	Facts []byte
 	// Now is the time the call is decided.
 	Now time.Time
+	// ByAgent lists the evidence that is the agent's own words (an
+	// agent_discovery session's turns): a call it grounds is marked so.
+	ByAgent []hashing.Digest
 }
 
 // Response is a call's 200 body: the footprint and the upstream's result.
@@ -153,6 +158,9 @@ type Service struct {
 	log  *slog.Logger
 	st   *store
 
+	// sessions keeps the decoded states of recent decisions.
+	sessions *contract.SessionCache
+
 	schemas sync.Map // identity → *gateway.Schema (input), compiled once
 	outputs sync.Map // identity → *gateway.Schema (output)
 }
@@ -167,7 +175,7 @@ func New(db *bolt.DB, reg Registry, ups Upstreams, ev Evidence, pol Policies, op
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Service{reg: reg, ups: ups, ev: ev, pol: pol, opts: opts, log: log, st: st}, nil
+	return &Service{reg: reg, ups: ups, ev: ev, pol: pol, opts: opts, log: log, st: st, sessions: contract.NewSessionCache(16)}, nil
 }
 
 // Get returns a stored footprint.
@@ -195,6 +203,7 @@ type decision struct {
 	facts []byte
 	now   time.Time
 	read  *StateRead
+	words string // WordsAgent when the evidence is the agent's own words
 }
 
 // Call decides a call (Γ: F2, F3, F7, F1, F12, F9, F11, every failure at
@@ -287,6 +296,9 @@ func (s *Service) decide(ctx context.Context, req Request) (*decision, []ground.
 		default:
 			id := ev.ID
 			d.grounding, d.discovery, d.evidence = GroundingDiscovered, &id, id
+			if slices.Contains(req.Session.ByAgent, id) {
+				d.words = WordsAgent
+			}
 			if m.Capability != c.Identity {
 				add("tool", ground.F7, req.Tool, fmt.Sprintf("the evidence matched identity %s, the name now stands for %s: discover again", m.Capability, c.Identity))
 			}
@@ -359,7 +371,7 @@ func (s *Service) decide(ctx context.Context, req Request) (*decision, []ground.
 	// F9: preconditions; F11: policies. Only on a call whose arguments
 	// decoded: a rule reads them.
 	if d.args != nil {
-		fs, err := s.preconditions(c, d.args)
+		fs, err := s.preconditionsOf(d)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -424,14 +436,14 @@ func (s *Service) policyCheck(ctx context.Context, d *decision, set *policy.Set)
 	if s.opts.Checker == nil {
 		return nil, fmt.Errorf("calls: %d policies govern %s and no checker is configured", len(cs), d.capb.Name)
 	}
-	refs, err := s.opts.Checker.Check(ctx, cs, policyRequest(d))
+	refs, err := s.opts.Checker.Check(ctx, cs, s.policyRequest(d))
 	if err != nil {
 		return nil, fmt.Errorf("calls: policies: %w", err)
 	}
 	var out []ground.Failure
 	for _, r := range refs {
 		out = append(out, ground.Failure{Field: r.Field(), Code: ground.F11, Codes: []ground.Code{ground.F11},
-			Detail: r.Detail, Policy: r.Policy, Core: r.Core, Witness: r.Witness})
+			Detail: r.Detail, Policy: r.Policy, Core: r.Core, Witness: r.Witness, Next: r.Next})
 	}
 	return out, nil
 }
@@ -440,7 +452,7 @@ func (s *Service) policyCheck(ctx context.Context, d *decision, set *policy.Set)
 func (s *Service) forward(ctx context.Context, d *decision) (Response, error) {
 	f := &Footprint{
 		Tool: d.capb.Name, Identity: d.capb.Identity, Arguments: d.args,
-		Decision:        Decision{Admitted: true, Grounding: d.grounding, Failures: []ground.Failure{}},
+		Decision:        Decision{Admitted: true, Grounding: d.grounding, Words: d.words, Failures: []ground.Failure{}},
 		Upstream:        UpstreamRef{Name: d.upstream, Server: d.live.Server, ToolDigest: d.live.Tool.Digest},
 		RegistryVersion: d.version, Effect: d.capb.Tool.Sem.Effect, Discovery: d.discovery,
 		Findings: []gateway.Finding{},
@@ -516,7 +528,7 @@ func (s *Service) checkResult(d *decision, res gateway.Result) ([]ground.Failure
 			}
 		}
 	}
-	post, err := s.postconditions(d.capb, d.args, res.Raw)
+	post, err := s.postconditionsOf(d, res.Raw)
 	if err != nil {
 		return nil, err
 	}

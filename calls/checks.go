@@ -34,19 +34,28 @@ func callError(err error) CallError {
 	return CallError{Status: status, Type: kind, Detail: err.Error()}
 }
 
-// preconditions is F9: the contract's pre clauses over the tool and its
-// arguments (contract.ToolKeys).
-func (s *Service) preconditions(c registry.Capability, args []byte) ([]ground.Failure, error) {
-	return s.contract(c, contract.Pre, args, nil)
+// preconditionsOf is F9: the contract's pre clauses over the tool and its
+// arguments (contract.ToolKeys) and, in a session, its state, facts and
+// now (SPEC §15).
+func (s *Service) preconditionsOf(d *decision) ([]ground.Failure, error) {
+	return s.contract(d, contract.Pre, nil)
 }
 
-// postconditions is F10's contract half: the post clauses, which also
+// postconditionsOf is F10's contract half: the post clauses, which also
 // read the result.
-func (s *Service) postconditions(c registry.Capability, args, result []byte) ([]ground.Failure, error) {
-	return s.contract(c, contract.Post, args, result)
+func (s *Service) postconditionsOf(d *decision, result []byte) ([]ground.Failure, error) {
+	return s.contract(d, contract.Post, result)
 }
 
-func (s *Service) contract(c registry.Capability, ph contract.Phase, args, result []byte) ([]ground.Failure, error) {
+// sessionOf is what a decision's rules read of its session: the state
+// ({} outside one), the host's facts and now (absent outside one),
+// decoded once for the call's preconditions, policies and postconditions.
+func (s *Service) sessionOf(d *decision) (*contract.Session, error) {
+	return s.sessions.Decode(d.state, d.facts, d.now)
+}
+
+func (s *Service) contract(d *decision, ph contract.Phase, result []byte) ([]ground.Failure, error) {
+	c := d.capb
 	con := c.Tool.Sem.Contract
 	if con.Empty() || len(con.Clauses(ph)) == 0 {
 		return nil, nil
@@ -58,7 +67,11 @@ func (s *Service) contract(c registry.Capability, ph contract.Phase, args, resul
 	if err != nil {
 		return nil, fmt.Errorf("calls: the contract of %s: %w", c.Name, err)
 	}
-	st, err := contract.ToolState(c.Name, args, result)
+	sess, err := s.sessionOf(d)
+	if err != nil {
+		return nil, fmt.Errorf("calls: the session of a call to %s: %w", c.Name, err)
+	}
+	st, err := contract.ToolStateIn(c.Name, d.args, result, sess)
 	if err != nil {
 		// The result decoded once already; a state it cannot make is the
 		// upstream's odd JSON: every clause of the phase fails on it.
@@ -70,14 +83,21 @@ func (s *Service) contract(c registry.Capability, ph contract.Phase, args, resul
 	}
 	var out []ground.Failure
 	for _, v := range contract.Failed(prog.Eval(c.Name, ph, st, nil)) {
-		out = append(out, ground.Failure{Field: field, Code: code, Codes: []ground.Code{code}, Value: v.Clause, Detail: v.Describe(string(code))})
+		out = append(out, ground.Failure{Field: field, Code: code, Codes: []ground.Code{code}, Value: v.Clause, Detail: v.Describe(string(code)), Next: v.Next})
 	}
 	return out, nil
 }
 
-// policyRequest is what policies read of a call.
-func policyRequest(d *decision) policy.Request {
-	return policy.Request{Tool: d.capb.Name, Arguments: d.args, Grounding: d.ground}
+// policyRequest is what policies read of a call: the tool, its arguments,
+// its grounding and, in a session, the session (derived constants, /now).
+// A session that does not decode is left out: a policy that reads it then
+// refuses the call as missing.
+func (s *Service) policyRequest(d *decision) policy.Request {
+	r := policy.Request{Tool: d.capb.Name, Arguments: d.args, Grounding: d.ground}
+	if sess, err := s.sessionOf(d); err == nil {
+		r.Session = sess
+	}
+	return r
 }
 
 // toolMatch is the match of the evidence that grounds a call to tool: of

@@ -108,9 +108,16 @@ type Decision struct {
 	Admitted bool `json:"admitted"`
 	// Grounding is GroundingDiscovered or GroundingExempt.
 	Grounding string `json:"grounding"`
+	// Words is WordsAgent when the evidence that grounded the call is the
+	// agent's own words (a turn of an agent_discovery session, SPEC §15),
+	// not the user's; absent otherwise.
+	Words string `json:"words,omitempty"`
 	// Failures are the result's (F10); never null.
 	Failures []ground.Failure `json:"failures"`
 }
+
+// WordsAgent marks evidence discovered from the agent's own words.
+const WordsAgent = "agent"
 
 // How a call was grounded.
 const (

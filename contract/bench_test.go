@@ -1,9 +1,13 @@
 package contract_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/groundgate/groundgate/contract"
+	"github.com/groundgate/groundgate/hashing"
 )
 
 // BenchmarkClause is the cost of evaluating one catalog clause on a
@@ -69,4 +73,61 @@ func BenchmarkClause(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkSession: a session's rules on a state near the 1 MiB bound
+// (1000 reservations): decoding the state once per call, once more through
+// the cache (the next phase of the call), and a clause that read()s one
+// reservation and compares its booking time with now.
+//
+//	go test ./contract -run '^$' -bench Session -count 3
+func BenchmarkSession(b *testing.B) {
+	results := map[string]any{}
+	for i := range 1000 {
+		id := fmt.Sprintf("R%05d", i)
+		results["reservation_id="+id] = map[string]any{"reservation_id": id, "cabin": "economy", "insurance": "no",
+			"created_at": "2024-05-14T09:00:00", "flights": []any{map[string]any{"origin": "JFK", "destination": "SEA", "date": "2024-05-20", "price": 412}},
+			"passengers": []any{map[string]any{"first_name": "Mia", "last_name": "Li", "dob": "1990-04-05"}}, "notes": strings.Repeat("x", 700)}
+	}
+	state, err := hashing.Canonical(map[string]any{"latest": map[string]any{}, "results": map[string]any{"airline.get_reservation_details": results}, "version": "groundgate.session-state/v1"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("state: %d bytes", len(state))
+	now := time.Date(2024, 5, 14, 20, 0, 0, 0, time.UTC)
+	b.Run("decode", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := contract.DecodeSession(state, nil, now); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	cache := contract.NewSessionCache(4)
+	if _, err := cache.Decode(state, nil, now); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("cached", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := cache.Decode(state, nil, now); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	p, err := contract.Compile(&contract.Contract{Pre: []contract.Clause{{Name: "within_24h", Message: "m",
+		Expr: `now - timestamp(read("airline.get_reservation_details", {"reservation_id": arguments.reservation_id}).created_at + "-05:00") < duration("24h")`}}}, contract.ToolKind, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, _ := cache.Decode(state, nil, now)
+	st, err := contract.ToolStateIn("airline.cancel_reservation", []byte(`{"reservation_id": "R00500"}`), nil, s)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("clause", func(b *testing.B) {
+		for b.Loop() {
+			if v := p.Pre[0].Eval("airline.cancel_reservation", st); !v.Holds {
+				b.Fatalf("%+v", v)
+			}
+		}
+	})
 }

@@ -197,6 +197,14 @@ const (
 // formatJSON writes a tool's JSON value (ToolState's types) to b; depth is
 // its nesting, from 1.
 func formatJSON(b *strings.Builder, v any, depth int) {
+	if l, ok := v.(*lazyJSON); ok {
+		x, err := l.value()
+		if err != nil {
+			b.WriteString("(unreadable)")
+			return
+		}
+		v = x
+	}
 	switch x := v.(type) {
 	case nil:
 		b.WriteString("null")

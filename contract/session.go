@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/ast"
 	"cel.dev/cel-go/common/types"
@@ -111,9 +113,12 @@ func (c *SessionCache) state(raw []byte) (map[string]any, error) {
 			return m, nil
 		}
 	}
-	m, err := decodeJSON(raw)
-	if err != nil {
-		return nil, err
+	m, ok := decodeStateDoc(raw)
+	if !ok {
+		var err error
+		if m, err = decodeJSON(raw); err != nil {
+			return nil, err
+		}
 	}
 	if c != nil {
 		c.mu.Lock()
@@ -124,6 +129,115 @@ func (c *SessionCache) state(raw []byte) (map[string]any, error) {
 		c.mu.Unlock()
 	}
 	return m, nil
+}
+
+// lazyJSON is a value of the state decoded when a clause first reads it:
+// a state of a MiB holds many results, and a rule reads a few. The
+// adapter (jsonAdapter) and the formatting read through it.
+type lazyJSON struct {
+	raw  json.RawMessage
+	once sync.Once
+	v    any
+	err  error
+}
+
+// value is the decoded value (ToolState's types).
+func (l *lazyJSON) value() (any, error) {
+	l.once.Do(func() {
+		d := json.NewDecoder(bytes.NewReader(l.raw))
+		d.UseNumber()
+		var v any
+		if l.err = d.Decode(&v); l.err == nil {
+			// Nested in state.results.TOOL.KEY (or latest.TOOL.result):
+			// the depth bound counts from the state's top.
+			l.v, l.err = celJSON(v, 4)
+		}
+	})
+	return l.v, l.err
+}
+
+// decodeStateDoc reads a session's state document
+// (groundgate.session-state/v1) with its results and latest entries left
+// as lazyJSON; ok is false when raw is not one (decodeJSON then reads it
+// whole).
+func decodeStateDoc(raw []byte) (map[string]any, bool) {
+	// A session's state is its own RFC 8785 form (session.DecodeState):
+	// it has no duplicate names, and checking each value for them would
+	// double the cost of a MiB. The document's own members and latest's
+	// entries are checked here; elsewhere the last of two names wins, as
+	// encoding/json has it.
+	d := jsontext.NewDecoder(bytes.NewReader(raw), jsontext.AllowDuplicateNames(true))
+	// object reads one object whose members member reads.
+	object := func(member func(name string) bool) bool {
+		if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
+			return false
+		}
+		for d.PeekKind() == '"' {
+			tok, err := d.ReadToken()
+			if err != nil || !member(tok.String()) {
+				return false
+			}
+		}
+		tok, err := d.ReadToken()
+		return err == nil && tok.Kind() == '}'
+	}
+	lazy := func() (*lazyJSON, bool) {
+		v, err := d.ReadValue()
+		if err != nil {
+			return nil, false
+		}
+		return &lazyJSON{raw: bytes.Clone(v)}, true
+	}
+	latest, results := map[string]any{}, map[string]any{}
+	var version any
+	seen := map[string]bool{}
+	ok := object(func(name string) bool {
+		if seen[name] {
+			return false
+		}
+		seen[name] = true
+		switch name {
+		case "latest":
+			return object(func(tool string) bool {
+				entry := map[string]any{}
+				ok := object(func(m string) bool {
+					if m != "arguments" && m != "result" || entry[m] != nil {
+						return false
+					}
+					v, ok := lazy()
+					entry[m] = v
+					return ok
+				})
+				latest[tool] = entry
+				return ok && len(entry) == 2
+			})
+		case "results":
+			return object(func(tool string) bool {
+				byKey := map[string]any{}
+				results[tool] = byKey
+				return object(func(key string) bool {
+					v, ok := lazy()
+					byKey[key] = v
+					return ok
+				})
+			})
+		case "version":
+			tok, err := d.ReadToken()
+			if err != nil || tok.Kind() != '"' {
+				return false
+			}
+			version = tok.String()
+			return true
+		}
+		return false
+	})
+	if !ok || len(seen) != 3 {
+		return nil, false
+	}
+	if _, err := d.ReadToken(); err != io.EOF {
+		return nil, false
+	}
+	return map[string]any{"latest": latest, "results": results, "version": version}, true
 }
 
 // decodeJSON decodes one JSON object to ToolState's types, without the

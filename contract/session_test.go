@@ -152,3 +152,36 @@ func TestDecodeSession(t *testing.T) {
 		t.Fatalf("%+v %+v", a, b)
 	}
 }
+
+// A session's state is read lazily: its results decode when a clause reads
+// them, to the values a whole decode gives; a document of another shape is
+// decoded whole.
+func TestSessionLazyState(t *testing.T) {
+	lazy, err := contract.DecodeSession([]byte(sessionState), nil, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := contract.Compile(&contract.Contract{Pre: []contract.Clause{cl("r",
+		`state.results["airline.get_reservation_details"]["reservation_id=ZFA04Y"] == read("airline.get_reservation_details", arguments) && state.latest["airline.get_reservation_details"].arguments == arguments && state.version == "groundgate.session-state/v1"`)}}, toolKind, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := contract.ToolStateIn("u.t", []byte(`{"reservation_id": "ZFA04Y"}`), nil, lazy)
+	if v := p.Pre[0].Eval("u.t", st); !v.Holds {
+		t.Fatalf("%+v", v)
+	}
+	if f := contract.Format(lazy.State); !strings.Contains(f, `"cabin": "economy"`) {
+		t.Fatalf("formatted %s", f)
+	}
+	for _, other := range []string{
+		`{"latest":{},"results":{},"version":"v","extra":1}`,
+		`{"latest":{"t":{"arguments":{}}},"results":{},"version":"v"}`,
+		`{"latest":{},"results":{},"version":1}`,
+		`{"latest":{},"latest":{},"results":{},"version":"v"}`,
+	} {
+		s, err := contract.DecodeSession([]byte(other), nil, time.Time{})
+		if err != nil || len(s.State) < 3 {
+			t.Fatalf("%s: %+v %v", other, s, err)
+		}
+	}
+}

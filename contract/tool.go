@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"reflect"
 	"slices"
@@ -79,24 +78,7 @@ func decodeObject(data []byte, nullOK bool) (map[string]any, error) {
 	if err := hashing.CheckStrict(data); err != nil {
 		return nil, err
 	}
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		return nil, err
-	}
-	if _, err := d.Token(); err != io.EOF {
-		return nil, errors.New("trailing data after the JSON value")
-	}
-	out, err := celJSON(v, 1)
-	if err != nil {
-		return nil, err
-	}
-	m, ok := out.(map[string]any)
-	if !ok {
-		return nil, errors.New("not a JSON object")
-	}
-	return m, nil
+	return decodeJSON(data)
 }
 
 // celJSON converts a value encoding/json decoded (with UseNumber) to
@@ -166,6 +148,13 @@ func jsonNumber(lit string) (any, error) {
 type jsonAdapter struct{ base types.Adapter }
 
 func (a jsonAdapter) NativeToValue(v any) ref.Val {
+	if l, ok := v.(*lazyJSON); ok {
+		x, err := l.value()
+		if err != nil {
+			return types.NewErr("the session's state: %v", err)
+		}
+		v = x
+	}
 	switch x := v.(type) {
 	case map[string]any:
 		return sortedMap{types.NewStringInterfaceMap(a, x), x}

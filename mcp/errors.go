@@ -44,6 +44,9 @@ func toolError(p server.Problem) *sdk.CallToolResult {
 			fmt.Fprintf(&b, "\nNext (%s): %s.", f.Code, hint)
 		}
 	}
+	for _, n := range nextCalls(p.Failures) {
+		fmt.Fprintf(&b, "\nNext: call %s with %s first (its result is what the rule reads), then make this call again.", n.Tool, n.Arguments)
+	}
 	data, err := json.Marshal(p)
 	if err != nil {
 		// A Problem is plain data; this cannot fail, but if it did the
@@ -55,4 +58,50 @@ func toolError(p server.Problem) *sdk.CallToolResult {
 		res.StructuredContent = json.RawMessage(data)
 	}
 	return res
+}
+
+// nextCall is a failure's "next" member: the call that would supply a
+// value a rule needs and the session's state lacks (SPEC §15).
+type nextCall struct {
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// nextCalls are the failures' next calls, each once, in order. They are
+// read from the failures as JSON, as a client reads them.
+func nextCalls(fs []ground.Failure) []nextCall {
+	if len(fs) == 0 {
+		return nil
+	}
+	raw, err := json.Marshal(fs)
+	if err != nil {
+		return nil
+	}
+	return nextCallsOf(raw)
+}
+
+// nextCallsOf is nextCalls of failures as JSON.
+func nextCallsOf(raw []byte) []nextCall {
+	var withNext []struct {
+		Next *nextCall `json:"next"`
+	}
+	if json.Unmarshal(raw, &withNext) != nil {
+		return nil
+	}
+	var out []nextCall
+	seen := map[string]bool{}
+	for _, f := range withNext {
+		if f.Next == nil || f.Next.Tool == "" {
+			continue
+		}
+		if len(f.Next.Arguments) == 0 {
+			f.Next.Arguments = json.RawMessage("{}")
+		}
+		key := f.Next.Tool + "\x00" + string(f.Next.Arguments)
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, *f.Next)
+		}
+	}
+	return out
 }

@@ -79,55 +79,84 @@ func upstreamServer(api UpstreamAPI, name string, disc hashing.Digest, caps []re
 			Logging: &sdk.LoggingCapabilities{}, Tools: &sdk.ToolCapabilities{},
 		}})
 	for _, c := range caps {
-		t := c.Tool
-		tool := &sdk.Tool{Name: t.Impl.Tool, Title: c.Disc.Title, Description: c.Disc.Description,
-			InputSchema: json.RawMessage(t.Alg.InputSchema),
-			Annotations: &sdk.ToolAnnotations{
-				ReadOnlyHint: t.Sem.Effect == registry.EffectRead, DestructiveHint: new(t.Sem.Destructive),
-				IdempotentHint: t.Sem.Idempotent, OpenWorldHint: new(t.Sem.OpenWorld),
-			}}
-		if len(t.Alg.OutputSchema) > 0 {
-			tool.OutputSchema = json.RawMessage(t.Alg.OutputSchema)
-		}
-		s.AddTool(tool, upstreamCall(api, c.Name, disc))
+		s.AddTool(toolOf(c, c.Tool.Impl.Tool), upstreamCall(api, c.Name, disc))
 	}
 	return s
+}
+
+// toolOf is an upstream tool as the registry holds it, under name: the
+// approved title and description, the approved schemas and annotations
+// (never the live upstream's).
+func toolOf(c registry.Capability, name string) *sdk.Tool {
+	t := c.Tool
+	tool := &sdk.Tool{Name: name, Title: c.Disc.Title, Description: c.Disc.Description,
+		InputSchema: json.RawMessage(t.Alg.InputSchema),
+		Annotations: &sdk.ToolAnnotations{
+			ReadOnlyHint: t.Sem.Effect == registry.EffectRead, DestructiveHint: new(t.Sem.Destructive),
+			IdempotentHint: t.Sem.Idempotent, OpenWorldHint: new(t.Sem.OpenWorld),
+		}}
+	if len(t.Alg.OutputSchema) > 0 {
+		tool.OutputSchema = json.RawMessage(t.Alg.OutputSchema)
+	}
+	return tool
 }
 
 // upstreamCall forwards one tool's calls through Γ, relaying the
 // upstream's progress and log messages to the calling session.
 func upstreamCall(api UpstreamAPI, capName string, disc hashing.Digest) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		args := []byte(req.Params.Arguments)
-		if len(args) > DefaultMaxArguments {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
-				Message: fmt.Sprintf("%s: the arguments are %d bytes; the limit is %d", req.Params.Name, len(args), DefaultMaxArguments)}
-		}
-		if string(args) == "null" {
-			args = nil
-		}
-		token := req.Params.GetProgressToken()
-		relay := gateway.Relay{Log: func(ctx context.Context, p *sdk.LoggingMessageParams) {
-			_ = req.Session.Log(ctx, p)
-		}}
-		if token != nil {
-			relay.Progress = func(ctx context.Context, p *sdk.ProgressNotificationParams) {
-				q := *p
-				q.ProgressToken = token
-				_ = req.Session.NotifyProgress(ctx, &q)
-			}
-		}
-		res, err := api.CallUpstream(gateway.WithRelay(ctx, relay), calls.Request{Tool: capName, Arguments: args, DiscoveryID: disc})
-		if err != nil {
-			return toolError(api.ProblemOf(ctx, err)), nil
-		}
-		out, structured, err := upstreamResult(res.Result)
+		args, err := callArguments(req)
 		if err != nil {
 			return nil, err
 		}
-		if structured != nil {
-			out.StructuredContent = structured
+		res, err := api.CallUpstream(withRelay(ctx, req), calls.Request{Tool: capName, Arguments: args, DiscoveryID: disc})
+		if err != nil {
+			return toolError(api.ProblemOf(ctx, err)), nil
 		}
-		return out, nil
+		return passThrough(res)
 	}
+}
+
+// callArguments are a forwarded call's arguments: bounded, and nil for
+// none.
+func callArguments(req *sdk.CallToolRequest) (json.RawMessage, error) {
+	args := req.Params.Arguments
+	if len(args) > DefaultMaxArguments {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+			Message: fmt.Sprintf("%s: the arguments are %d bytes; the limit is %d", req.Params.Name, len(args), DefaultMaxArguments)}
+	}
+	if string(args) == "null" {
+		args = nil
+	}
+	return args, nil
+}
+
+// withRelay passes the upstream's progress and log messages about a call
+// on to the session that made it.
+func withRelay(ctx context.Context, req *sdk.CallToolRequest) context.Context {
+	token := req.Params.GetProgressToken()
+	relay := gateway.Relay{Log: func(ctx context.Context, p *sdk.LoggingMessageParams) {
+		_ = req.Session.Log(ctx, p)
+	}}
+	if token != nil {
+		relay.Progress = func(ctx context.Context, p *sdk.ProgressNotificationParams) {
+			q := *p
+			q.ProgressToken = token
+			_ = req.Session.NotifyProgress(ctx, &q)
+		}
+	}
+	return gateway.WithRelay(ctx, relay)
+}
+
+// passThrough is the upstream's result of an admitted call, as it came:
+// its content, isError and structured content.
+func passThrough(res calls.Response) (*sdk.CallToolResult, error) {
+	out, structured, err := upstreamResult(res.Result)
+	if err != nil {
+		return nil, err
+	}
+	if structured != nil {
+		out.StructuredContent = structured
+	}
+	return out, nil
 }

@@ -316,21 +316,8 @@ func Compile(name string, p Policy) (*Compiled, error) {
 	boundSet := map[string]bool{}
 	for _, k := range slices.Sorted(maps.Keys(p.Bind)) {
 		field := "bind." + clip(k)
-		sym, ok := smtSymbol(k)
+		sym, srt, ok := c.valued(k, field, "bind", "bound to the request", allow, defined, add)
 		if !ok {
-			add(field, "%q is not an SMT-LIB symbol", clip(k))
-			continue
-		}
-		srt, declared := c.sorts[sym]
-		switch {
-		case !declared && defined[sym].IsList:
-			add(field, "%s is defined by define-fun; bind a declared constant", sym)
-			continue
-		case !declared:
-			add(field, "%s is not declared in the policy: (declare-const %s Sort)", sym, sym)
-			continue
-		case sym == allow:
-			add(field, "allow is what the policy decides; it cannot be bound to the request")
 			continue
 		}
 		ptr, err := ParsePointer(p.Bind[k])
@@ -358,21 +345,9 @@ func Compile(name string, p Policy) (*Compiled, error) {
 	derivedSet := map[string]bool{}
 	for _, k := range slices.Sorted(maps.Keys(p.Derive)) {
 		field := "derive." + clip(k)
-		sym, ok := smtSymbol(k)
-		if !ok {
-			add(field, "%q is not an SMT-LIB symbol", clip(k))
-			continue
-		}
-		srt, declared := c.sorts[sym]
+		sym, srt, ok := c.valued(k, field, "derive", "derived", allow, defined, add)
 		switch {
-		case !declared && defined[sym].IsList:
-			add(field, "%s is defined by define-fun; derive a declared constant", sym)
-			continue
-		case !declared:
-			add(field, "%s is not declared in the policy: (declare-const %s Sort)", sym, sym)
-			continue
-		case sym == allow:
-			add(field, "allow is what the policy decides; it cannot be derived")
+		case !ok:
 			continue
 		case boundSet[sym]:
 			add(field, "%s is bound to %s too: a constant is bound or derived, not both", sym, p.Bind[k])
@@ -488,6 +463,28 @@ func (c *Compiled) checkScope(add func(field, format string, args ...any)) {
 			}
 		}
 	}
+}
+
+// valued checks that k, a member of bind or derive (verb), names a
+// declared constant other than allow, and returns it and its sort.
+func (c *Compiled) valued(k, field, verb, done, allow string, defined map[string]smt.Sexp, add func(field, format string, args ...any)) (string, string, bool) {
+	sym, ok := smtSymbol(k)
+	if !ok {
+		add(field, "%q is not an SMT-LIB symbol", clip(k))
+		return "", "", false
+	}
+	srt, declared := c.sorts[sym]
+	switch {
+	case !declared && defined[sym].IsList:
+		add(field, "%s is defined by define-fun; %s a declared constant", sym, verb)
+	case !declared:
+		add(field, "%s is not declared in the policy: (declare-const %s Sort)", sym, sym)
+	case sym == allow:
+		add(field, "allow is what the policy decides; it cannot be %s", done)
+	default:
+		return sym, srt, true
+	}
+	return "", "", false
 }
 
 // deriveSorts are the sorts a derived constant may have, and sortTypes the
@@ -663,6 +660,11 @@ func (c *Compiled) pointersText(calls bool) string {
 	for _, b := range c.bound {
 		if b.Ptr.ForCall() == calls && !slices.Contains(out, b.Ptr.Text) {
 			out = append(out, b.Ptr.Text)
+		}
+	}
+	if calls {
+		for _, d := range c.derived {
+			out = append(out, "derive."+d.Const)
 		}
 	}
 	return strings.Join(out, ", ")

@@ -63,7 +63,7 @@ func FuzzParsePointer(f *testing.F) {
 		if p.Text != s || len(p.Sorts()) == 0 || FieldName(s) == s || len(s) > MaxPointerLen || !utf8.ValidString(s) {
 			t.Fatalf("%q parsed to %+v", s, p)
 		}
-		if p.ForCall() != (p.Field == "tool" || p.Field == "arguments") {
+		if p.ForCall() != (p.Field == "tool" || p.Field == "arguments" || p.Field == "grounding" || p.Field == "now") {
 			t.Fatalf("%q: ForCall %v for field %s", s, p.ForCall(), p.Field)
 		}
 		if p.Field == "arguments" {

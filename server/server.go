@@ -133,6 +133,9 @@ type Server struct {
 	// series caches the per-route metric children accessLog feeds, so
 	// that a request does not hash its labels again (see routeMetrics).
 	series sync.Map // seriesKey → routeMetrics
+
+	// mcpSessions serves /mcp to session tokens (MountSessionMCP).
+	mcpSessions http.Handler
 }
 
 // New wires the routes.
@@ -430,16 +433,15 @@ func (s *Server) requireToken(off, need string, next echo.HandlerFunc) echo.Hand
 // MountMCP serves h, the Model Context Protocol's streamable HTTP handler
 // (package mcp), at /mcp, with this server's middleware: the access log,
 // metrics, header limit, and the admin token, as for registry writes (an
-// agent that can execute is as trusted as one that can write). Its bodies
-// are bounded by maxBody instead of BodyLimit: a JSON-RPC message carries
-// tool arguments up to BodyLimit and its own envelope, and arguments over
-// their limit get a JSON-RPC error from the tool, not an HTTP 413.
+// agent that can execute is as trusted as one that can write). A session's
+// token (ggs_…) is served by MountSessionMCP's handler instead: that
+// session's tools only. Its bodies are bounded by maxBody instead of
+// BodyLimit: a JSON-RPC message carries tool arguments up to BodyLimit and
+// its own envelope, and arguments over their limit get a JSON-RPC error
+// from the tool, not an HTTP 413.
 func (s *Server) MountMCP(h http.Handler, maxBody int64) {
 	s.mcpBody = maxBody
-	s.echo.Match([]string{http.MethodGet, http.MethodPost, http.MethodDelete}, MCPPath, echo.WrapHandler(h),
-		func(next echo.HandlerFunc) echo.HandlerFunc {
-			return s.requireToken("/mcp is refused (stdio needs none: groundgate mcp)", "/mcp needs", next)
-		})
+	s.echo.Match([]string{http.MethodGet, http.MethodPost, http.MethodDelete}, MCPPath, echo.WrapHandler(h), s.mcpAuth)
 }
 
 // MCPPath is where MountMCP serves.

@@ -1,15 +1,12 @@
 package session_test
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,20 +24,7 @@ const admin = "test-admin-token"
 var airlineBin string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "session-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	airlineBin = filepath.Join(dir, "airline-mcp")
-	code := 1
-	if out, err := exec.Command("go", "build", "-o", airlineBin, "../cmd/airline-mcp").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
-	} else {
-		code = m.Run()
-	}
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
+	os.Exit(apptest.MainWithCommand(m, apptest.AirlinePkg, func(bin string) { airlineBin = bin }))
 }
 
 // tauClock is τ-bench's: "The current time is 2024-05-15 15:00:00 EST."
@@ -48,67 +32,25 @@ var tauClock = time.Date(2024, 5, 15, 15, 0, 0, 0, time.FixedZone("EST", -5*3600
 
 // client speaks to a wired server as a host or an agent does.
 type client struct {
-	t    *testing.T
-	base string
+	apptest.Client
+	t *testing.T
 }
 
 func (c client) do(method, path, token string, body any) (int, map[string]any) {
 	c.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			c.t.Fatal(err)
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, c.base+path, rd)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
-	var out map[string]any
-	if len(raw) > 0 {
-		if err := json.Unmarshal(raw, &out); err != nil {
-			c.t.Fatalf("%s %s: %d, not JSON: %.300s", method, path, res.StatusCode, raw)
-		}
-	}
-	return res.StatusCode, out
+	return c.Do(method, path, token, body)
 }
 
 func (c client) want(status int, method, path, token string, body any) map[string]any {
 	c.t.Helper()
-	st, out := c.do(method, path, token, body)
-	if st != status {
-		b, _ := json.Marshal(out)
-		c.t.Fatalf("%s %s: status %d, want %d: %.1200s", method, path, st, status, b)
-	}
-	return out
+	return c.Want(status, method, path, token, body)
 }
 
 func raw(c client, path, token string) []byte {
 	c.t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, c.base+path, nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	if res.StatusCode != http.StatusOK {
-		c.t.Fatalf("GET %s: %d %s", path, res.StatusCode, b)
+	st, b := c.Raw(http.MethodGet, path, token, nil)
+	if st != http.StatusOK {
+		c.t.Fatalf("GET %s: %d %s", path, st, b)
 	}
 	return b
 }
@@ -118,7 +60,7 @@ func serveAirline(t *testing.T, db string, configure bool) (client, func()) {
 	t.Helper()
 	m, stop := apptest.Serve(t, app.Config{DB: db, AdminToken: admin, Clock: tauClock,
 		Gateway: gateway.Limits{CallTimeout: 15 * time.Second, BackoffMin: 50 * time.Millisecond, BackoffMax: 500 * time.Millisecond, StopGrace: 300 * time.Millisecond}})
-	c := client{t: t, base: "http://" + m.Addr()}
+	c := client{Client: apptest.Client{TB: t, Base: "http://" + m.Addr()}, t: t}
 	if configure {
 		fixture, _ := filepath.Abs("../airline/testdata/db")
 		c.want(http.StatusCreated, http.MethodPut, "/v1/upstreams/airline", admin, map[string]any{
@@ -126,18 +68,7 @@ func serveAirline(t *testing.T, db string, configure bool) (client, func()) {
 			"file_as": map[string]any{"cancel_reservation": []any{map[string]any{"tool": "get_reservation_details", "arguments": []string{"reservation_id"}}}},
 		})
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		_, v := c.do(http.MethodGet, "/v1/upstreams/airline", "", nil)
-		st, _ := v["status"].(map[string]any)
-		if st != nil && st["connected"] == true && len(st["tools"].([]any)) > 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("airline did not connect: %v", v)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	c.WaitUpstream("airline")
 	if configure {
 		c.want(http.StatusOK, http.MethodPost, "/v1/upstreams/airline/sync", admin, map[string]any{"apply": true, "overlay": map[string]any{
 			"cancel_reservation": map[string]any{"disc": map[string]any{"aliases": []string{"cancel my reservation", "cancel the reservation"}}},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -146,8 +147,16 @@ func (s *Service) Call(ctx context.Context, id hashing.Digest, tool string, args
 		return Called{}, err
 	}
 	cs := &calls.Session{ID: id, State: st.Canonical(), StateDigest: st.Digest(), Facts: mergeFacts(turns), Now: s.now()}
+	host := map[hashing.Digest]bool{}
 	for _, t := range turns {
 		cs.Evidence = append(cs.Evidence, t.Evidence)
+		host[t.Evidence] = host[t.Evidence] || t.By != ByAgent
+	}
+	for _, t := range turns {
+		// Words the user also said (the same discovery) are the user's.
+		if !host[t.Evidence] && !slices.Contains(cs.ByAgent, t.Evidence) {
+			cs.ByAgent = append(cs.ByAgent, t.Evidence)
+		}
 	}
 	resp, cerr := s.calls.Call(ctx, calls.Request{Tool: tool, Arguments: args, Session: cs})
 	rec := Call{Tool: tool}

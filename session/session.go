@@ -141,9 +141,11 @@ type Call struct {
 	// Outcome is the footprint's outcome: OutcomeOK or another (empty for
 	// a refused call).
 	Outcome string
-	// Read is the digest of the state the decision read (the footprint's
-	// state layer); zero when not given. It is recorded, not checked: the
-	// caller holds the session while it decides, forwards and records.
+	// Read is the footprint's State layer: the digest of what the
+	// decision read besides the call (calls.StateRead: the session, its
+	// state's digest, the host's facts, the time); zero when not given. It
+	// is recorded, not checked: the caller holds the session while it
+	// decides, forwards and records.
 	Read hashing.Digest
 	// Observe files the result: only on an admitted call with OutcomeOK,
 	// ignored otherwise. Their values must come from the CallToolResult
@@ -162,10 +164,13 @@ type CallRecord struct {
 	Decision Decision        `json:"decision"`
 	Outcome  string          `json:"outcome"`
 	At       time.Time       `json:"at"`
-	// Read is the state the decision read, when the caller gave it.
+	// Read is the footprint's State layer (calls.StateRead's digest: the
+	// session's state as the decision read it, the facts and the time),
+	// when the caller gave it.
 	Read *hashing.Digest `json:"read,omitempty"`
-	// State is the state's digest after the call: Read's successor when
-	// the call filed a result, the same state otherwise.
+	// State is the state's digest after the call: the state the next call
+	// reads (a new one when this call filed a result, the one it read
+	// otherwise).
 	State hashing.Digest `json:"state"`
 	// Filed lists where the call's result went in the state (never null).
 	Filed []Filed `json:"filed"`

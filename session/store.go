@@ -65,8 +65,11 @@ type Store struct {
 
 // Open makes the buckets the store needs and returns it.
 func Open(db *bolt.DB, opts Options) (*Store, error) {
-	if err := buckets.Ensure(db, BucketRecords, BucketTurns, BucketCalls, BucketStates, BucketValues); err != nil {
+	if err := buckets.Ensure(db, BucketRecords, BucketTurns, BucketCalls, BucketStates, BucketValues, BucketTokens); err != nil {
 		return nil, err
+	}
+	if err := indexTokens(db); err != nil {
+		return nil, fmt.Errorf("session: index tokens: %w", err)
 	}
 	opts.Limits = opts.Limits.withDefaults()
 	if opts.Now == nil {
@@ -116,6 +119,9 @@ func (s *Store) Create(ctx context.Context, first NewTurn, agentDiscovery bool) 
 			return fmt.Errorf("session: id %s is taken: the random source repeats", h.ID)
 		}
 		if err := putJSON(tx.Bucket(BucketStates), h.ID.Key(), (&State{}).Canonical()); err != nil {
+			return err
+		}
+		if err := putToken(tx, h); err != nil {
 			return err
 		}
 		if err := s.addTurn(tx, &h, first, now); err != nil {

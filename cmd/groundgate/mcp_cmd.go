@@ -7,6 +7,9 @@ import (
 	"io"
 	"log/slog"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/internal/app"
 	"github.com/groundgate/groundgate/mcp"
 )
@@ -17,9 +20,10 @@ type mcpCmd struct{}
 // end or ctx ends. Logs go to standard error: standard output is the
 // protocol's.
 func (mcpCmd) Run(ctx context.Context, cli *CLI, args []string) error {
-	fs := cli.newFlags("mcp", "mcp [--db FILE] [--data DIR]")
+	fs := cli.newFlags("mcp", "mcp [--db FILE] [--data DIR] [--session WORDS]")
 	db := fs.String("db", defaultDB, "bbolt database `file` (created and seeded when new)")
 	data := fs.String("data", "", "data root `dir`: request data sources resolve inside it (default: the bundled sample data)")
+	words := fs.String("session", "", "open an agent_discovery session on these `words` (recorded as the agent's) and serve its tools: the upstream tools they ground, the exempt reads, and discover")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -33,8 +37,14 @@ func (mcpCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 		return err
 	}
 	defer e.Close()
-	s, err := e.MCP(logger)
-	if err != nil {
+	var s *sdk.Server
+	if *words != "" {
+		var id hashing.Digest
+		if s, id, err = e.MCPSession(ctx, logger, *words); err != nil {
+			return err
+		}
+		fmt.Fprintf(cli.Stderr, "groundgate mcp: session %s (agent discovery)\n", id)
+	} else if s, err = e.MCP(logger); err != nil {
 		return err
 	}
 	err = s.Run(ctx, mcp.Stdio(cli.Stdin, cli.Stdout))

@@ -207,10 +207,11 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	}); err != nil {
 		return nil, err
 	}
-	sessions, err := OpenSessions(m.Store.DB(), m.Calls, m.Disc, m.Upstreams, cfg.Clock, cfg.Logger)
+	opened, err := OpenSessions(m.Store.DB(), m.Calls, m.Disc, m.Upstreams, cfg.Clock, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
+	sessions := session.Watch(opened)
 	sv, _ := SolverByName(cfg.Solver) // OpenPolicies accepted the name
 	m.lintPool = smt.NewPool(sv, 1)
 	srv := server.New(server.Deps{Registry: m.Store, Discoverer: m.Disc, Gate: m.Gate, Executor: releasing{m.Exec},
@@ -223,6 +224,10 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 		return nil, err
 	}
 	srv.MountMCP(mcp.HTTPHandler(ms, cfg.Logger), mcp.MaxFrame)
+	// A session's token at /mcp: that session's tools, told of each turn.
+	hub := mcp.NewSessions(srv, mcp.SessionOptions{Version: Version(), Logger: cfg.Logger})
+	sessions.OnChange(hub.Changed)
+	srv.MountSessionMCP(hub.Handler())
 	srv.MountUpstreamMCP(mcp.UpstreamHandler(srv, Version(), cfg.Logger))
 	m.http = &http.Server{
 		Handler:           srv.Handler(),
@@ -459,6 +464,16 @@ type Engines struct {
 	// ups is the gateway MCP opens (its upstreams' processes), closed
 	// with the engines.
 	ups *gateway.Manager
+	// sessions are MCPSession's.
+	sessions *session.Watched
+}
+
+// Sessions is the session service MCPSession opened (nil before).
+func (e *Engines) Sessions() *session.Service {
+	if e.sessions == nil {
+		return nil
+	}
+	return e.sessions.Service
 }
 
 // OpenEngines opens the registry at db (seeding a new one) and builds
@@ -527,24 +542,70 @@ func openEngines(ctx context.Context, db string, data *DataRoot) (_ *Engines, er
 // token); Close stops them. Call attestations are not signed here (the
 // MCP tools offer none).
 func (e *Engines) MCP(logger *slog.Logger) (*sdkmcp.Server, error) {
+	srv, _, err := e.mcpServer(logger, false)
+	if err != nil {
+		return nil, err
+	}
+	return mcp.New(srv, mcp.Options{Version: Version(), Logger: logger})
+}
+
+// MCPSession is the MCP server of a new session (groundgate mcp
+// --session WORDS), for a host that cannot open one over REST: opened
+// with agent_discovery on words, which are recorded as the agent's
+// (session.ByAgent: nobody vouches for them as the user's). It serves the
+// session's tools as /mcp does for a session's token (SPEC §15): the
+// grounded tools and exempt reads, discover, calls decided on the
+// session's evidence and state. It returns the server and the session's
+// id.
+func (e *Engines) MCPSession(ctx context.Context, logger *slog.Logger, words string) (*sdkmcp.Server, hashing.Digest, error) {
+	srv, sessions, err := e.mcpServer(logger, true)
+	if err != nil {
+		return nil, hashing.Digest{}, err
+	}
+	created, _, err := sessions.Open(ctx, session.Words{Prompt: words, By: session.ByAgent}, true)
+	if err != nil {
+		return nil, hashing.Digest{}, err
+	}
+	id := created.Session.ID
+	hub := mcp.NewSessions(srv, mcp.SessionOptions{Version: Version(), Logger: logger})
+	sessions.OnChange(hub.Changed)
+	s, err := hub.Server(ctx, id)
+	if err != nil {
+		return nil, hashing.Digest{}, err
+	}
+	return s, id, nil
+}
+
+// mcpServer is the server over the engines that MCP's tools call: with
+// the gateway's stored upstreams started, and sessions when asked.
+func (e *Engines) mcpServer(logger *slog.Logger, withSessions bool) (*server.Server, *session.Watched, error) {
 	if e.ups != nil {
-		return nil, errors.New("app: the engines' MCP server is already open")
+		return nil, nil, errors.New("app: the engines' MCP server is already open")
 	}
 	ctx := context.Background()
 	ups, err := gateway.OpenManager(ctx, e.Store.DB(), e.Store, gateway.Options{Logger: logger})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	e.ups = ups
 	cs, err := calls.New(e.Store.DB(), e.Store, ups, e.Gate, e.Policies, calls.Options{
 		Logger: logger, Screen: ScreenResult, Checker: e.Checker,
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	srv := server.New(server.Deps{Registry: e.Store, Discoverer: e.Disc, Gate: e.Gate, Executor: releasing{e.Exec},
-		Policies: e.Policies, Checker: e.Checker, Upstreams: ups, Calls: cs, Screen: ScreenTool}, server.Config{Logger: logger})
-	return mcp.New(srv, mcp.Options{Version: Version(), Logger: logger})
+	deps := server.Deps{Registry: e.Store, Discoverer: e.Disc, Gate: e.Gate, Executor: releasing{e.Exec},
+		Policies: e.Policies, Checker: e.Checker, Upstreams: ups, Calls: cs, Screen: ScreenTool}
+	var sessions *session.Watched
+	if withSessions {
+		opened, err := OpenSessions(e.Store.DB(), cs, e.Disc, ups, time.Time{}, logger)
+		if err != nil {
+			return nil, nil, err
+		}
+		sessions = session.Watch(opened)
+		deps.Sessions, e.sessions = sessions, sessions
+	}
+	return server.New(deps, server.Config{Logger: logger}), sessions, nil
 }
 
 // OpenSessions opens the session store on db and the service that runs

@@ -36,6 +36,8 @@ pm.variables.set('rnd_json', json());
 pm.variables.set('rnd_json2', json());
 pm.variables.set('rnd_name', inString(pick(names.concat([junk()]))));
 pm.variables.set('rnd_capName', 'FZ_' + hex(12));
+// A session token's shape (ggs_ + 43 base64url characters), no session's.
+pm.variables.set('rnd_token', Array.from({ length: 43 }, () => pick('ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'.split(''))).join(''));
 pm.variables.set('rnd_data', inString(pick(['oil-spot/wti-daily.csv', 'oil-spot/wti-daily.csv.gz', '../go.mod', '../../../../etc/passwd',
   '/etc/passwd', 'oil-spot/../oil-spot/wti-daily.csv', 'oil-spot', '.', '', 'nope.csv', 'oil-spot/%2e%2e/x', 'C:\\x', junk()])));
 pm.variables.set('rnd_expr', inString(sexpr(3)));
