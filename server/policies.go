@@ -89,8 +89,9 @@ func (s *Server) compilePolicy(c echo.Context, name string) (*policy.Compiled, e
 		Bind      jsontext.Value `json:"bind"`
 		Allow     jsontext.Value `json:"allow"`
 		AppliesTo jsontext.Value `json:"applies_to"`
+		Derive    jsontext.Value `json:"derive"`
 	}
-	if err := decodeStrictBody(body, &probe, ` (a policy has smtlib, bind, allow and applies_to)`); err != nil {
+	if err := decodeStrictBody(body, &probe, ` (a policy has smtlib, bind, allow, applies_to and derive)`); err != nil {
 		return nil, err
 	}
 	ctx := c.Request().Context()

@@ -4,12 +4,14 @@
 # new_token prints a random admin token.
 new_token() { head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
 
-# start_groundgate BINARY DB LOG TOKEN starts `BINARY serve` on a free
-# loopback port with TOKEN as its admin token, logging to LOG, and waits
-# until it serves: $server is its pid, $addr its HOST:PORT.
+# start_groundgate BINARY DB LOG TOKEN [FLAG…] starts `BINARY serve` on a
+# free loopback port with TOKEN as its admin token (and the serve flags
+# given after it), logging to LOG, and waits until it serves: $server is
+# its pid, $addr its HOST:PORT.
 start_groundgate() {
   local bin=$1 db=$2 log=$3 token=$4
-  GROUNDGATE_ADMIN_TOKEN=$token "$bin" serve --addr 127.0.0.1:0 --db "$db" 2>"$log" &
+  shift 4
+  GROUNDGATE_ADMIN_TOKEN=$token "$bin" serve --addr 127.0.0.1:0 --db "$db" "$@" 2>"$log" &
   server=$!
   addr=
   for _ in $(seq 300); do

@@ -420,11 +420,23 @@ type WriteResult struct {
 	Tool      string   `json:"tool"`
 	Compliant bool     `json:"compliant"`
 	Rule      string   `json:"rule,omitempty"`
+	Also      []string `json:"also,omitempty"`
 	Admitted  bool     `json:"admitted"`
 	Codes     []string `json:"codes,omitempty"`
 	Rules     []string `json:"rules,omitempty"`
 	Grounding string   `json:"grounding"`
 	outcome
+}
+
+// names is whether the refusal names a rule the call breaks (the core a
+// refusal gives is minimal: one of them may be enough).
+func (w WriteResult) names() bool {
+	for _, r := range append([]string{w.Rule}, w.Also...) {
+		if contains(w.Rules, r) {
+			return true
+		}
+	}
+	return false
 }
 
 // MutationResult is one mutation of a gold write.
@@ -530,7 +542,7 @@ func (r *replay) measure(ctx context.Context) (*Summary, error) {
 				continue
 			}
 			v := r.verdicts[[2]int{t.Index, i}]
-			w := WriteResult{Task: t.Index, Index: i, Tool: a.Name, Compliant: v.Compliant, Rule: v.Rule, Admitted: o.admitted(),
+			w := WriteResult{Task: t.Index, Index: i, Tool: a.Name, Compliant: v.Compliant, Rule: v.Rule, Also: v.Also, Admitted: o.admitted(),
 				Codes: codes(o.Failures), Rules: o.rules(), Grounding: s.modes["airline."+a.Name], outcome: o}
 			if w.Grounding == "" {
 				w.Grounding = "none"
@@ -554,7 +566,7 @@ func (r *replay) measure(ctx context.Context) (*Summary, error) {
 			return nil, err
 		}
 		o := r.call(ctx, s, wc.Tool, wc.Arguments)
-		w := WriteResult{Task: wc.Task, Index: -1, Tool: wc.Tool, Compliant: !wc.Forbidden, Rule: wc.Rule, Admitted: o.admitted(),
+		w := WriteResult{Task: wc.Task, Index: -1, Tool: wc.Tool, Compliant: !wc.Forbidden, Rule: wc.Rule, Also: wc.Also, Admitted: o.admitted(),
 			Codes: codes(o.Failures), Rules: o.rules(), Grounding: s.modes["airline."+wc.Tool], outcome: o}
 		if w.Grounding == "" {
 			w.Grounding = "none"
@@ -565,7 +577,7 @@ func (r *replay) measure(ctx context.Context) (*Summary, error) {
 			sum.WantedF3++
 		case wc.Forbidden:
 			sum.WantedForbidden++
-			if !o.admitted() && contains(o.rules(), wc.Rule) {
+			if !o.admitted() && w.names() {
 				sum.WantedRefused++
 			}
 		default:
@@ -605,7 +617,7 @@ func (r *replay) score(sum *Summary, w WriteResult) {
 		sum.ToolErrors++
 	}
 	policyRefused := len(w.Rules) > 0
-	if policyRefused != !w.Compliant || (!w.Compliant && !contains(w.Rules, w.Rule)) {
+	if policyRefused != !w.Compliant || (!w.Compliant && !w.names()) {
 		if w.Compliant && policyRefused {
 			sum.FalseRefusals = append(sum.FalseRefusals, fmt.Sprintf("%d/%d %s: %v", w.Task, w.Index, w.Tool, w.Rules))
 		} else if !w.Compliant && !policyRefused {
@@ -631,7 +643,7 @@ func (r *replay) score(sum *Summary, w WriteResult) {
 	}
 	if !w.Compliant && !w.Admitted {
 		sum.NonCompliantRefusedA++
-		if contains(w.Rules, w.Rule) {
+		if w.names() {
 			sum.NonCompliantRefused++
 		}
 	}
