@@ -228,7 +228,7 @@ func Policies(w *airline.World) map[string]Policy {
 		"same_flights":       let("res", celRes, sameFlights()),
 		"payment_in_profile": let("u", celUserOf(celRes), `arguments.payment_id in u.payment_methods`),
 		"payment_by_card": let("u", celUserOf(celRes),
-			`arguments.payment_id in u.payment_methods && u.payment_methods[arguments.payment_id].source in ["gift_card", "credit_card"]`),
+			`!(arguments.payment_id in u.payment_methods) || u.payment_methods[arguments.payment_id].source in ["gift_card", "credit_card"]`),
 	}
 	for i := range MaxSegments {
 		derive[fmt.Sprintf("f%d", i)] = celSegment("arguments.flights", i)

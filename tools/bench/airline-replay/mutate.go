@@ -287,7 +287,11 @@ func (r *replay) mutate(ctx context.Context, sum *Summary) error {
 					o := r.call(ctx, s, a.Name, raw)
 					mr := MutationResult{Task: t.Index, Index: k, Tool: a.Name, Mutation: m.name, Rule: m.rule, Refused: !o.admitted(),
 						Rules: o.rules(), Codes: codes(o.Failures), F3: o.has("F3"), Problem: o.Problem}
-					mr.Named = mr.Refused && contains(mr.Rules, m.rule)
+					// A mutation of a write that already breaks a rule may
+					// be refused naming that one (a refusal's core is
+					// minimal).
+					v := r.verdicts[[2]int{t.Index, k}]
+					mr.Named = mr.Refused && (contains(mr.Rules, m.rule) || (!v.Compliant && WriteResult{Rule: v.Rule, Also: v.Also, Rules: mr.Rules}.names()))
 					sum.Mutations = append(sum.Mutations, mr)
 					if mr.F3 {
 						sum.MutationsF3++
