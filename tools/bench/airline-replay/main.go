@@ -362,7 +362,8 @@ func (o outcome) rules() []string {
 }
 
 // call sends the call in the session; a refusal whose failures all name
-// a read is answered with the reads, then the call again.
+// a read (F3 aside: a call not grounded is still decided by the policies,
+// for the record) is answered with the reads, then the call again.
 func (r *replay) call(ctx context.Context, s *session, tool string, args json.RawMessage) outcome {
 	var o outcome
 	for round := 0; ; round++ {
@@ -396,10 +397,18 @@ func (r *replay) call(ctx context.Context, s *session, tool string, args json.Ra
 				Tool      string          `json:"tool"`
 				Arguments json.RawMessage `json:"arguments"`
 			}
+			if f.Code == "F3" {
+				// Not grounded: still make the reads, so that the
+				// policies' verdict on the call is known.
+				continue
+			}
 			if len(f.Next) == 0 || json.Unmarshal(f.Next, &n) != nil || n.Tool == "" {
 				return o
 			}
 			nexts = append(nexts, n)
+		}
+		if len(nexts) == 0 {
+			return o
 		}
 		for _, n := range nexts {
 			var out json.RawMessage
