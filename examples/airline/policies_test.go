@@ -10,6 +10,7 @@ import (
 
 	"github.com/groundgate/groundgate/airline"
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/internal/testio"
 	"github.com/groundgate/groundgate/policy"
 )
 
@@ -21,7 +22,7 @@ import (
 // rule it gives. Then every wanted call of the tasks without actions.
 func TestPoliciesOnGold(t *testing.T) {
 	if _, err := exec.LookPath("z3"); err != nil {
-		t.Skip("no z3")
+		testio.MissingTool(t, "z3 is not installed")
 	}
 	tasks, fresh, _ := load(t)
 	w0 := fresh()

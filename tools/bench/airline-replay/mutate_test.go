@@ -18,7 +18,7 @@ import (
 // to break. The replay then checks the same against the server.
 func TestMutationsBreakTheirRule(t *testing.T) {
 	if _, err := exec.LookPath("z3"); err != nil {
-		t.Skip("no z3")
+		testio.MissingTool(t, "z3 is not installed")
 	}
 	dir := testio.SharedData(t, "tau-airline")
 	b, err := os.ReadFile(filepath.Join(dir, "tasks.json"))
