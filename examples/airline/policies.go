@@ -6,18 +6,13 @@ import (
 	"strings"
 
 	"github.com/groundgate/groundgate/airline"
+	"github.com/groundgate/groundgate/policy"
 )
 
 // Policy is one policy of policies.json, in `groundgate policy put`'s
 // format: SMT-LIB whose constants are derived in CEL from the call, the
 // session's state, the host's facts and the clock.
-type Policy struct {
-	SMTLIB    string            `json:"smtlib"`
-	Bind      map[string]string `json:"bind"`
-	Derive    map[string]string `json:"derive"`
-	Allow     string            `json:"allow"`
-	AppliesTo []string          `json:"applies_to"`
-}
+type Policy = policy.Policy
 
 // MaxSegments is how many flights of a call the route and schedule rules
 // read one by one (f0 … f5): more is refused. τ-bench's trips have at most
@@ -113,34 +108,6 @@ func celAirport(airports []string, x string) string {
 	return fmt.Sprintf(`(size(%s) == 3 && "%s".indexOf(%s) %% 3 == 0 ? "%s".indexOf(%s) / 3 : -1)`, x, s, x, s, x)
 }
 
-// grouped is an SMT-LIB Bool helper over a flight f and a value v:
-// (define-fun NAME ((f Int) (v Int)) Bool …) true when COND (a term over
-// v and the group's key k) holds for f's group, the flights grouped by
-// vals (one value per flight 1 … n). A flat disjunction per group: a
-// solver decides it at once (a 300-leaf ite tree took z3 seconds).
-func grouped(name string, vals []int, cond string) string {
-	groups := map[int][]int{}
-	for i, v := range vals {
-		groups[v] = append(groups[v], i+1)
-	}
-	keys := make([]int, 0, len(groups))
-	for k := range groups {
-		keys = append(keys, k)
-	}
-	sort.Ints(keys)
-	var b strings.Builder
-	fmt.Fprintf(&b, "(define-fun %s ((f Int) (v Int)) Bool (or", name)
-	for _, k := range keys {
-		fmt.Fprintf(&b, "\n  (and %s (or", strings.ReplaceAll(cond, "k", fmt.Sprint(k)))
-		for _, f := range groups[k] {
-			fmt.Fprintf(&b, " (= f %d)", f)
-		}
-		b.WriteString("))")
-	}
-	b.WriteString("))\n")
-	return b.String()
-}
-
 // flightNumbers are the world's flights, which must be HAT001 … HATn.
 func flightNumbers(w *airline.World) []string {
 	for i, k := range w.Flights.Keys {
@@ -208,19 +175,39 @@ func Policies(w *airline.World) map[string]Policy {
 		}
 		return c
 	}
-	// The SMT side of segments: (f i) and whether i < n.
+	// The SMT side of segments: segment i reaches the destination.
 	var reaches []string
 	for i := range MaxSegments {
-		reaches = append(reaches, fmt.Sprintf("(and (> n %d) (dst_is f%d destination))", i, i))
+		reaches = append(reaches, fmt.Sprintf("(and (> n %d) (= t%d destination))", i, i))
 	}
 
 	// update_reservation_flights: basic economy, route and trip type, the
 	// payment.
-	consts := append([][2]string{{"n", "Int"}, {"last", "Int"}, {"origin", "Int"}, {"destination", "Int"}, {"one_way", "Bool"},
-		{"basic_economy", "Bool"}, {"same_flights", "Bool"}, {"payment_in_profile", "Bool"}, {"payment_by_card", "Bool"}}, segs("f")...)
+	// The timetable in CEL: two letters per flight (its airports' places,
+	// A, B, …) and its departure as HHMM, looked up by the flight's number,
+	// so that the solver compares Ints and the timetable costs a substring.
+	var routes, times strings.Builder
+	for i := range org {
+		routes.WriteByte(byte('A' + org[i]))
+		routes.WriteByte(byte('A' + dst[i]))
+		fmt.Fprintf(&times, "%02d%02d", dep[i]/3600, dep[i]%3600/60)
+	}
+	if len(airports) > 26 {
+		panic("examples/airline: more than 26 airports")
+	}
+	const alpha = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	nflights := len(org)
+	// placeOf is the place of the airport at offset off (0: origin, 1:
+	// destination) of the flight whose number's Int is k; -1 for no flight.
+	placeOf := func(k string, off int) string {
+		return fmt.Sprintf(`(%s >= 1 && %s <= %d ? "%s".indexOf(%q.substring(2 * %s - %d, 2 * %s - %d)) : -1)`,
+			k, k, nflights, alpha, routes.String(), k, 2-off, k, 1-off)
+	}
+	consts := append([][2]string{{"n", "Int"}, {"last_destination", "Int"}, {"origin", "Int"}, {"destination", "Int"}, {"one_way", "Bool"},
+		{"basic_economy", "Bool"}, {"same_flights", "Bool"}, {"payment_in_profile", "Bool"}, {"payment_by_card", "Bool"}}, append(segs("o"), segs("t")...)...)
 	derive := map[string]string{
 		"n":                  `size(arguments.flights)`,
-		"last":               `size(arguments.flights) > 0 ? ` + celFlightNo(`arguments.flights[size(arguments.flights) - 1].flight_number`) + ` : 0`,
+		"last_destination":   `size(arguments.flights) > 0 ? ` + let("k", celFlightNo(`arguments.flights[size(arguments.flights) - 1].flight_number`), placeOf("k", 1)) + ` : -1`,
 		"origin":             let("res", celRes, celAirport(airports, "res.origin")),
 		"destination":        let("res", celRes, celAirport(airports, "res.destination")),
 		"one_way":            let("res", celRes, `res.flight_type == "one_way"`),
@@ -231,15 +218,16 @@ func Policies(w *airline.World) map[string]Policy {
 			`!(arguments.payment_id in u.payment_methods) || u.payment_methods[arguments.payment_id].source in ["gift_card", "credit_card"]`),
 	}
 	for i := range MaxSegments {
-		derive[fmt.Sprintf("f%d", i)] = celSegment("arguments.flights", i)
+		derive[fmt.Sprintf("o%d", i)] = let("k", celSegment("arguments.flights", i), placeOf("k", 0))
+		derive[fmt.Sprintf("t%d", i)] = let("k", celSegment("arguments.flights", i), placeOf("k", 1))
 	}
 	p["airline_change_flights"] = Policy{
-		SMTLIB: smt("policy.md, Modify flight: change flights, change cabin, payment. The timetable (a flight's\n"+
-			"airports as the places of "+strings.Join(airports, " ")+") is db/flights.json's: org_is f a, dst_is f a.",
-			grouped("org_is", org, "(= v k)")+grouped("dst_is", dst, "(= v k)"), consts, [][2]string{
+		SMTLIB: smt("policy.md, Modify flight: change flights, change cabin, payment. Airports are the Ints of their places in\n"+
+			strings.Join(airports, " ")+"; o_i and t_i are segment i's origin and destination by db/flights.json's timetable.",
+			"", consts, [][2]string{
 				{"basic_economy_flights_cannot_be_modified", "(=> basic_economy same_flights)"},
-				{"flight_change_keeps_origin_destination_trip_type", fmt.Sprintf("(and (>= n 1) (<= n %d) (org_is f0 origin) "+
-					"(ite one_way (dst_is last destination) (and (dst_is last origin) (or %s))))", MaxSegments, strings.Join(reaches, " "))},
+				{"flight_change_keeps_origin_destination_trip_type", fmt.Sprintf("(and (>= n 1) (<= n %d) (= o0 origin) "+
+					"(ite one_way (= last_destination destination) (and (= last_destination origin) (or %s))))", MaxSegments, strings.Join(reaches, " "))},
 				{"payment_methods_in_user_profile", "payment_in_profile"},
 				{"flight_change_paid_by_gift_card_or_credit_card", "payment_by_card"},
 			}),
@@ -291,8 +279,8 @@ func Policies(w *airline.World) map[string]Policy {
 	// cancel_reservation. A segment is used once its scheduled departure
 	// (its date's midnight EST, d_i seconds from now, plus the timetable's
 	// departure, dep) is past.
-	consts = append([][2]string{{"n", "Int"}, {"seconds_since_booking", "Int"}, {"airline_cancelled", "Bool"}, {"business", "Bool"},
-		{"insured", "Bool"}, {"health_or_weather", "Bool"}}, append(segs("s"), segs("d")...)...)
+	consts = [][2]string{{"n", "Int"}, {"seconds_since_booking", "Int"}, {"airline_cancelled", "Bool"}, {"business", "Bool"},
+		{"insured", "Bool"}, {"health_or_weather", "Bool"}}
 	derive = map[string]string{
 		"n":                     let("res", celRes, `size(res.flights)`),
 		"seconds_since_booking": let("res", celRes, `(now - timestamp(res.created_at + "-05:00")).getSeconds()`),
@@ -303,15 +291,21 @@ func Policies(w *airline.World) map[string]Policy {
 	}
 	var used []string
 	for i := range MaxSegments {
-		derive[fmt.Sprintf("s%d", i)] = let("res", celRes, celSegment("res.flights", i))
-		derive[fmt.Sprintf("d%d", i)] = let("res", celRes, fmt.Sprintf(`size(res.flights) > %d ? (timestamp(res.flights[%d].date + "T00:00:00-05:00") - now).getSeconds() : 0`, i, i))
-		used = append(used, fmt.Sprintf("(and (> n %d) (departed s%d d%d))", i, i, i))
+		// Segment i is used once its scheduled departure (its date, EST, at
+		// the timetable's time) is not after now; a flight the timetable
+		// does not know counts as used.
+		u := fmt.Sprintf("used%d", i)
+		consts = append(consts, [2]string{u, "Bool"})
+		derive[u] = let("res", celRes, fmt.Sprintf(`size(res.flights) > %d && `, i)+let("k", celFlightNo(fmt.Sprintf("res.flights[%d].flight_number", i)),
+			let("tt", fmt.Sprintf("%q", times.String()), fmt.Sprintf(`k < 1 || k > %d || timestamp(res.flights[%d].date + "T" + tt.substring(4 * k - 4, 4 * k - 2) + ":" + tt.substring(4 * k - 2, 4 * k) + ":00-05:00") <= now`,
+				nflights, i))))
+		used = append(used, u)
 	}
 	p["airline_cancel"] = Policy{
 		SMTLIB: smt("policy.md, Cancel flight. Booked within 24 hours, the airline cancelled a flight, business, or insured\n"+
-			"and cancelling for health or weather (policy.md's travel insurance); never a trip with a used segment.\n"+
-			"departed: flight f of the day that starts v seconds from now has left by its scheduled departure (db/flights.json's).",
-			grouped("departed", dep, "(<= (+ v k) 0)"), consts, [][2]string{
+			"and cancelling for health or weather (policy.md's travel insurance); never a trip with a used segment\n"+
+			"(used_i: segment i's scheduled departure, db/flights.json's, is past).",
+			"", consts, [][2]string{
 				{"cancel_within_24h_or_airline_cancelled_or_business_or_insured_for_health_or_weather",
 					"(or (<= seconds_since_booking 86400) airline_cancelled business (and insured health_or_weather))"},
 				{"cancel_only_unflown_trips", fmt.Sprintf("(and (<= n %d) (not (or %s)))", MaxSegments, strings.Join(used, " "))},
@@ -326,11 +320,6 @@ func Policies(w *airline.World) map[string]Policy {
 	// lists it (only available flights are listed) for its route and date;
 	// the route is the timetable's, as a string of two letters per flight
 	// (A, B, … the airports' places).
-	var routes strings.Builder
-	for i := range org {
-		routes.WriteByte(byte('A' + org[i]))
-		routes.WriteByte(byte('A' + dst[i]))
-	}
 	aps := strings.Join(airports, "")
 	code := func(off string) string {
 		return fmt.Sprintf(`"%s".substring(3 * "ABCDEFGHIJKLMNOPQRSTUVWXYZ".indexOf(rt.substring(%s, %s + 1)), 3 * "ABCDEFGHIJKLMNOPQRSTUVWXYZ".indexOf(rt.substring(%s, %s + 1)) + 3)`, aps, off, off, off, off)

@@ -24,6 +24,8 @@ func TestPoliciesOnGold(t *testing.T) {
 	if _, err := exec.LookPath("z3"); err != nil {
 		testio.MissingTool(t, "z3 is not installed")
 	}
+	k, stop := Z3Checker()
+	t.Cleanup(stop)
 	tasks, fresh, _ := load(t)
 	w0 := fresh()
 	ps := Policies(w0)
@@ -65,7 +67,7 @@ func TestPoliciesOnGold(t *testing.T) {
 	start := time.Now()
 	agree, reads := 0, 0
 	for _, task := range tasks {
-		s, err := NewSim(fresh(), facts[task.Index])
+		s, err := NewSim(fresh(), facts[task.Index], k)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,7 +83,7 @@ func TestPoliciesOnGold(t *testing.T) {
 				continue
 			}
 			v := verdict[[2]int{task.Index, i}]
-			ok := v.Compliant == (len(broken) == 0) && (v.Compliant || contains(broken, v.Rule))
+			ok := v.Compliant == (len(broken) == 0) && (v.Compliant || namesOne(broken, v.Rule, v.Also))
 			if ok {
 				agree++
 			} else {
@@ -96,7 +98,7 @@ func TestPoliciesOnGold(t *testing.T) {
 		reads += s.Reads
 	}
 	for _, wc := range gold.Wanted {
-		s, err := NewSim(fresh(), facts[wc.Task])
+		s, err := NewSim(fresh(), facts[wc.Task], k)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,12 +108,27 @@ func TestPoliciesOnGold(t *testing.T) {
 			t.Errorf("wanted %d: %v", wc.Task, err)
 			continue
 		}
-		if wc.Forbidden != (len(broken) > 0) || (wc.Forbidden && !contains(broken, wc.Rule)) {
+		if wc.Forbidden != (len(broken) > 0) || (wc.Forbidden && !namesOne(broken, wc.Rule, wc.Also)) {
 			t.Errorf("wanted %d %s: the policies break %v, gold-writes.json says forbidden %v by %q", wc.Task, wc.Tool, broken, wc.Forbidden, wc.Rule)
 		}
 		reads += s.Reads
 	}
 	t.Logf("%d of %d gold writes as gold-writes.json reads them; %d reads made first; %v", agree, len(gold.Writes), reads, time.Since(start))
+}
+
+// namesOne reports whether a refusal names rule or one of also: a call
+// that breaks several rules is refused naming one (the solver's core is
+// minimal).
+func namesOne(broken []string, rule string, also []string) bool {
+	if contains(broken, rule) {
+		return true
+	}
+	for _, r := range also {
+		if contains(broken, r) {
+			return true
+		}
+	}
+	return false
 }
 
 func contains(xs []string, x string) bool {

@@ -1,14 +1,17 @@
 package airline
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
-	"os/exec"
 	"sort"
 	"strings"
 
 	"github.com/groundgate/groundgate/airline"
 	"github.com/groundgate/groundgate/contract"
+	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/policy"
+	smtpool "github.com/groundgate/groundgate/policy/smt"
 	"github.com/groundgate/groundgate/session"
 )
 
@@ -19,21 +22,23 @@ var FileAs = map[string]bool{
 	"update_reservation_baggages": true, "update_reservation_passengers": true,
 }
 
-// Sim is a session as the gateway keeps it, over a world of its own, and
-// the policies decided on it with cel-go and z3: a stand-in for groundgate
-// to read the policies against calls offline (the tests, and the replay's
-// expectations).
+// Sim is a session as the gateway keeps it, over a world of its own, with
+// the policies decided on it by the gateway's own checker (policy.Checker:
+// the derived values in CEL, the rules by the solver): the policies read
+// against calls offline, without a server (the tests).
 type Sim struct {
-	W     *airline.World
-	St    *session.State
-	Facts map[string]any
-	Reads int // reads a rule needed first
-	progs map[string]*contract.Expr
+	W        *airline.World
+	St       *session.State
+	Facts    map[string]any
+	Reads    int // reads a rule needed first
+	k        *policy.Checker
+	compiled map[string]*policy.Compiled
 }
 
-// NewSim is a session over w with the host's facts.
-func NewSim(w *airline.World, facts map[string]any) (*Sim, error) {
-	s := &Sim{W: w, St: &session.State{}, Facts: facts, progs: map[string]*contract.Expr{}}
+// NewSim is a session over w with the host's facts, whose calls k
+// decides.
+func NewSim(w *airline.World, facts map[string]any, k *policy.Checker) (*Sim, error) {
+	s := &Sim{W: w, St: &session.State{}, Facts: facts, k: k, compiled: map[string]*policy.Compiled{}}
 	if s.Facts == nil {
 		s.Facts = map[string]any{}
 	}
@@ -75,12 +80,24 @@ func (s *Sim) file(tool string, args json.RawMessage, out string) {
 	s.St = st
 }
 
-// Decide evaluates the policy named name, governing tool, on args with
-// groundgate's own CEL (contract.CompileCallExpr over the session's
-// state, facts and clock): the rules it breaks (nil: admitted), making
-// the reads a rule needs first.
+// Decide decides a call to the write tool under the policy name as the
+// gateway does: policy.Checker on the session's state, the host's facts
+// and Now. A refusal whose missing value names a read (next) makes that
+// read, files it, and decides again. It returns the named rules the call
+// breaks (the refusals' cores), none when admitted.
 func (s *Sim) Decide(pol Policy, name, tool string, args json.RawMessage) ([]string, error) {
 	facts, err := json.Marshal(s.Facts)
+	if err != nil {
+		return nil, err
+	}
+	c, ok := s.compiled[name]
+	if !ok {
+		if c, err = policy.Compile(name, pol); err != nil {
+			return nil, err
+		}
+		s.compiled[name] = c
+	}
+	canon, err := hashing.CanonicalizeJSON(args)
 	if err != nil {
 		return nil, err
 	}
@@ -89,39 +106,32 @@ func (s *Sim) Decide(pol Policy, name, tool string, args json.RawMessage) ([]str
 		if err != nil {
 			return nil, err
 		}
-		st, err := contract.ToolStateIn("airline."+tool, args, nil, sess)
+		refs, err := s.k.Check(context.Background(), []*policy.Compiled{c},
+			policy.Request{Tool: "airline." + tool, Arguments: canon, Session: sess})
 		if err != nil {
 			return nil, err
 		}
-		vals := map[string]any{}
-		var next *contract.Call
-		for _, c := range sortedKeys(pol.Derive) {
-			src := pol.Derive[c]
-			e, ok := s.progs[src]
-			if !ok {
-				if e, err = contract.CompileCallExpr(src); err != nil {
-					return nil, fmt.Errorf("%s.%s: %v", name, c, err)
-				}
-				s.progs[src] = e
+		var (
+			broken []string
+			next   *contract.Call
+		)
+		for _, r := range refs {
+			switch {
+			case r.Next != nil:
+				next = r.Next
+			case len(r.Core) == 0:
+				return nil, fmt.Errorf("%s: refused %s without a named rule: %s", name, r.Reason, r.Detail)
 			}
-			v, err := e.Eval(st)
-			if err != nil {
-				if next = contract.NextCall(err); next != nil {
-					break
-				}
-				return nil, fmt.Errorf("%s.%s: %v", name, c, err)
-			}
-			vals[c] = v
+			broken = append(broken, r.Core...)
 		}
-		if next != nil {
-			tool := strings.TrimPrefix(next.Tool, "airline.")
-			if out := s.Call(tool, next.Arguments); airline.IsError(out) {
-				return nil, fmt.Errorf("read %s%s: %s", tool, next.Arguments, out)
-			}
-			s.Reads++
-			continue
+		if next == nil {
+			return broken, nil
 		}
-		return z3Broken(pol, PolicyRules[name], vals)
+		read := strings.TrimPrefix(next.Tool, "airline.")
+		if out := s.Call(read, next.Arguments); airline.IsError(out) {
+			return nil, fmt.Errorf("read %s%s: %s", read, next.Arguments, out)
+		}
+		s.Reads++
 	}
 	return nil, fmt.Errorf("%s: too many reads", name)
 }
@@ -135,51 +145,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	return ks
 }
 
-// z3Broken asks z3 which named rules the derived values break.
-func z3Broken(pol Policy, rules [][2]string, vals map[string]any) ([]string, error) {
-	var b strings.Builder
-	b.WriteString(pol.SMTLIB)
-	keys := make([]string, 0, len(vals))
-	for k := range vals {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		switch v := vals[k].(type) {
-		case bool:
-			fmt.Fprintf(&b, "(assert (= %s %v))\n", k, v)
-		case int64:
-			if v < 0 {
-				fmt.Fprintf(&b, "(assert (= %s (- %d)))\n", k, -v)
-			} else {
-				fmt.Fprintf(&b, "(assert (= %s %d))\n", k, v)
-			}
-		default:
-			return nil, fmt.Errorf("%s: %T %v", k, v, v)
-		}
-	}
-	for _, r := range rules {
-		fmt.Fprintf(&b, "(push)\n(assert (not %s))\n(check-sat)\n(pop)\n", r[1])
-	}
-	cmd := exec.Command("z3", "-in")
-	cmd.Stdin = strings.NewReader(b.String())
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("z3: %v: %s", err, out)
-	}
-	lines := strings.Fields(string(out))
-	if len(lines) != len(rules) {
-		return nil, fmt.Errorf("z3 said %q", out)
-	}
-	var broken []string
-	for i, l := range lines {
-		if l == "sat" {
-			broken = append(broken, rules[i][0])
-		}
-	}
-	return broken, nil
-}
-
 // PolicyFor is the policy (and its name) that governs the write tool.
 func PolicyFor(ps map[string]Policy, tool string) (string, Policy) {
 	for name, p := range ps {
@@ -190,4 +155,11 @@ func PolicyFor(ps map[string]Policy, tool string) (string, Policy) {
 		}
 	}
 	return "", Policy{}
+}
+
+// Z3Checker is a policy checker over one warm z3, as groundgate serve
+// runs it, and the function that stops the solver.
+func Z3Checker() (*policy.Checker, func()) {
+	pool := smtpool.NewPool(smtpool.Z3(), 1)
+	return policy.NewChecker(pool, 0), func() { pool.Close() }
 }

@@ -13,13 +13,15 @@ import (
 )
 
 // TestMutationsBreakTheirRule reads every mutation against the policies
-// offline (examples/airline's Sim: cel-go and z3 over a session state kept
-// as the gateway keeps it): each is refused, naming the rule it was made
+// offline (examples/airline's Sim: the gateway's policy checker over a
+// session state kept as the gateway keeps it): each is refused, naming the rule it was made
 // to break. The replay then checks the same against the server.
 func TestMutationsBreakTheirRule(t *testing.T) {
 	if _, err := exec.LookPath("z3"); err != nil {
 		testio.MissingTool(t, "z3 is not installed")
 	}
+	checker, stop := ex.Z3Checker()
+	t.Cleanup(stop)
 	dir := testio.SharedData(t, "tau-airline")
 	b, err := os.ReadFile(filepath.Join(dir, "tasks.json"))
 	if err != nil {
@@ -45,6 +47,15 @@ func TestMutationsBreakTheirRule(t *testing.T) {
 		t.Fatal(err)
 	}
 	ps := ex.Policies(world)
+	// A mutation of a write that already breaks a rule is refused by
+	// that rule or by the mutation's: the refusal names one rule (its
+	// core is minimal), either is right.
+	already := map[[2]int][]string{}
+	for _, g := range gold.Writes {
+		if !g.Compliant {
+			already[[2]int{g.Task, g.Index}] = append([]string{g.Rule}, g.Also...)
+		}
+	}
 	byRule := map[string][2]int{}
 	n := 0
 	for _, task := range tasks {
@@ -56,7 +67,7 @@ func TestMutationsBreakTheirRule(t *testing.T) {
 			}
 			for _, m := range mutations(w, task, k, facts[task.Index]) {
 				n++
-				s, err := ex.NewSim(world.Clone(), m.facts)
+				s, err := ex.NewSim(world.Clone(), m.facts, checker)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -74,7 +85,11 @@ func TestMutationsBreakTheirRule(t *testing.T) {
 				broken, err := s.Decide(pol, name, a.Name, raw)
 				c := byRule[m.rule]
 				c[1]++
-				if err == nil && contains(broken, m.rule) {
+				ok := contains(broken, m.rule)
+				for _, r := range already[[2]int{task.Index, k}] {
+					ok = ok || contains(broken, r)
+				}
+				if err == nil && ok {
 					c[0]++
 				} else {
 					t.Errorf("task %d write %d %s, %s: breaks %v (%v), not %s", task.Index, k, a.Name, m.name, broken, err, m.rule)
