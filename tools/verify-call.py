@@ -16,7 +16,10 @@ shares no code with the Go implementation, which is the point. It checks:
      {"tool": TOOL, "arguments": ARGUMENTS} is layers.request;
   4. the fields the layers repeat agree with them: identity is the
      registry layer, upstream.tool_digest the upstream layer, result the
-     result layer, and discovery (when present) the evidence layer.
+     result layer, and discovery (when present) the evidence layer;
+  5. the state layer: in a session (SPEC section 15), SHA-256 of the JCS
+     form of the footprint's "read" ({"facts", "now", "session",
+     "state"}); outside one (no "read"), SHA-256 of "{}".
 
 Exit status 0 when all hold, 1 with a message on stderr when one does not,
 2 on a usage error.
@@ -181,6 +184,10 @@ def check_call(fp, want_hash=None):
     ]
     if fp.get("discovery") is not None:
         pairs.append(("discovery", fp["discovery"], "evidence"))
+    read = fp.get("read")
+    if read is not None and (not isinstance(read, dict) or set(read) != {"facts", "now", "session", "state"}):
+        raise Failure("the footprint's read is not {facts, now, session, state}")
+    pairs.append(("read", sha256(jcs(read)) if read is not None else sha256(b"{}"), "state"))
     for field, got, layer in pairs:
         if got != layers[layer]:
             raise Failure(f"{field} {got!r} differs from the {layer} layer {layers[layer]}")
@@ -216,7 +223,7 @@ def main(argv):
     except (Failure, OSError) as e:
         print(f"verify-call: FAIL: {e}", file=sys.stderr)
         return 1
-    print(f"OK: call {h} (request layer and call hash recomputed)")
+    print(f"OK: call {h} (request and state layers and call hash recomputed)")
     return 0
 
 
