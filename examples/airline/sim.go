@@ -157,9 +157,9 @@ func PolicyFor(ps map[string]Policy, tool string) (string, Policy) {
 	return "", Policy{}
 }
 
-// Z3Checker is a policy checker over one warm z3, as groundgate serve
-// runs it, and the function that stops the solver.
+// Z3Checker is a policy checker over a pool of z3 processes the size
+// groundgate serve runs (two), and the function that stops them.
 func Z3Checker() (*policy.Checker, func()) {
-	pool := smtpool.NewPool(smtpool.Z3(), 1)
+	pool := smtpool.NewPool(smtpool.Z3(), 2)
 	return policy.NewChecker(pool, 0), func() { pool.Close() }
 }

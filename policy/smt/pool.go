@@ -159,10 +159,22 @@ func (p *Pool) renew(s *slot, old *proc) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), DefaultTimeout)
 	defer cancel()
-	if pr, err := startProc(ctx, p.solver); err == nil {
-		s.proc = pr
+	pr, err := startProc(ctx, p.solver)
+	if err != nil {
+		return
 	}
+	// A new process answers its first query several times slower than
+	// the next ones (the solver's own start-up); pay that here, off every
+	// caller's path.
+	if _, err := pr.check(ctx, p.solver, warmUp, DefaultTimeout); err != nil || pr.broken {
+		pr.stop()
+		return
+	}
+	s.proc = pr
 }
+
+// warmUp is the query a renewed process answers before it serves.
+var warmUp = prepared{text: "(declare-const warm Int)\n(assert (> warm 0))\n"}
 
 // ctxErr words a finished context: a deadline is a timeout.
 func ctxErr(ctx context.Context) error {
