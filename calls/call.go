@@ -93,6 +93,13 @@ type Session struct {
 	// ByAgent lists the evidence that is the agent's own words (an
 	// agent_discovery session's turns): a call it grounds is marked so.
 	ByAgent []hashing.Digest
+	// Keep, when set, takes the footprint to store instead of the
+	// service's own commit: the session writes it (PutTx) in the
+	// transaction that records the call, so a session call costs one
+	// commit, not two, and the caller must make it durable before it
+	// answers. The footprint comes sealed (its hash set) with its bytes;
+	// Keep's error is the call's.
+	Keep func(f *Footprint, raw []byte) error
 }
 
 // Response is a call's 200 body: the footprint and the upstream's result.
@@ -204,6 +211,7 @@ type decision struct {
 	now   time.Time
 	read  *StateRead
 	words string // WordsAgent when the evidence is the agent's own words
+	keep  func(*Footprint, []byte) error
 }
 
 // Call decides a call (Γ: F2, F3, F7, F1, F12, F9, F11, every failure at
@@ -236,6 +244,7 @@ func (s *Service) decide(ctx context.Context, req Request) (*decision, []ground.
 	if ss := req.Session; ss != nil {
 		d.state, d.facts, d.now = ss.State, ss.Facts, ss.Now.UTC().Round(0)
 		d.read = &StateRead{Session: ss.ID, State: ss.StateDigest, Facts: ss.Facts, Now: d.now.Format(time.RFC3339Nano)}
+		d.keep = ss.Keep
 	}
 
 	// The arguments: an object, in RFC 8785 form.
@@ -475,7 +484,7 @@ func (s *Service) forward(ctx context.Context, d *decision) (Response, error) {
 		ce := callError(cerr)
 		f.Outcome, f.Error = OutcomeUpstreamError, &ce
 		f.Layers.Result = errorDigest(ce)
-		if err := s.st.put(f); err != nil {
+		if err := s.store(d, f); err != nil {
 			return Response{}, err
 		}
 		s.logCall(ctx, f)
@@ -500,7 +509,7 @@ func (s *Service) forward(ctx context.Context, d *decision) (Response, error) {
 	if s.opts.Screen != nil {
 		f.Findings = append(f.Findings, screenResult(res.Raw, s.opts.Screen)...)
 	}
-	if err := s.st.put(f); err != nil {
+	if err := s.store(d, f); err != nil {
 		return Response{}, err
 	}
 	s.logCall(ctx, f)
@@ -508,6 +517,19 @@ func (s *Service) forward(ctx context.Context, d *decision) (Response, error) {
 		return Response{}, &Refusal{Failures: fails, Call: f}
 	}
 	return Response{Call: f, Result: res.Raw}, nil
+}
+
+// store makes a footprint durable: the service's own commit, or the
+// session's (Session.Keep).
+func (s *Service) store(d *decision, f *Footprint) error {
+	if d.keep == nil {
+		return s.st.put(f)
+	}
+	raw, err := f.seal()
+	if err != nil {
+		return err
+	}
+	return d.keep(f, raw)
 }
 
 // checkResult is F10: the output schema (when declared, on a result that

@@ -49,6 +49,20 @@ func (s *store) put(f *Footprint) error {
 	return nil
 }
 
+// PutTx stores a sealed footprint's bytes (Session.Keep's raw) in tx: the
+// record a session writes in its own transaction. Two identical calls
+// (same layers) are one record.
+func PutTx(tx *bolt.Tx, f *Footprint, raw []byte) error {
+	b := tx.Bucket(BucketCalls)
+	if b == nil {
+		return fmt.Errorf("calls: no bucket %s", BucketCalls)
+	}
+	if err := b.Put(f.Hash.Key(), raw); err != nil {
+		return fmt.Errorf("calls: store footprint: %w", err)
+	}
+	return nil
+}
+
 // get reads a footprint and checks it (Footprint.Check) and that its
 // bytes are its canonical form.
 func (s *store) get(ctx context.Context, hash hashing.Digest) (*Footprint, error) {

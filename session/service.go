@@ -158,8 +158,13 @@ func (s *Service) Call(ctx context.Context, id hashing.Digest, tool string, args
 			cs.ByAgent = append(cs.ByAgent, t.Evidence)
 		}
 	}
-	resp, cerr := s.calls.Call(ctx, calls.Request{Tool: tool, Arguments: args, Session: cs})
+	// The footprint is stored with the call's record, in one commit.
 	rec := Call{Tool: tool}
+	cs.Keep = func(f *calls.Footprint, raw []byte) error {
+		rec.Footprint, rec.FootprintRaw = f, raw
+		return nil
+	}
+	resp, cerr := s.calls.Call(ctx, calls.Request{Tool: tool, Arguments: args, Session: cs})
 	var (
 		refusal *calls.Refusal
 		upErr   *calls.UpstreamError

@@ -35,6 +35,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/groundgate/groundgate/calls"
 	"github.com/groundgate/groundgate/hashing"
 )
 
@@ -151,6 +152,10 @@ type Call struct {
 	// ignored otherwise. Their values must come from the CallToolResult
 	// the gateway received (ResultValue), never from a caller.
 	Observe []Observation
+	// Footprint and FootprintRaw, when set, are the call's footprint
+	// (calls.Session.Keep's), stored in the same transaction as the call.
+	Footprint    *calls.Footprint
+	FootprintRaw []byte
 }
 
 // CallRecord is a call as the session keeps it.

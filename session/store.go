@@ -19,6 +19,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/groundgate/groundgate/calls"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/internal/buckets"
 )
@@ -65,7 +66,7 @@ type Store struct {
 
 // Open makes the buckets the store needs and returns it.
 func Open(db *bolt.DB, opts Options) (*Store, error) {
-	if err := buckets.Ensure(db, BucketRecords, BucketTurns, BucketCalls, BucketStates, BucketValues, BucketTokens); err != nil {
+	if err := buckets.Ensure(db, BucketRecords, BucketTurns, BucketCalls, BucketStates, BucketValues, BucketTokens, calls.BucketCalls); err != nil {
 		return nil, err
 	}
 	if err := indexTokens(db); err != nil {
@@ -236,6 +237,11 @@ func (s *Store) AppendCall(ctx context.Context, id hashing.Digest, c Call) (Call
 			case errors.Is(err, ErrTooLarge), errors.Is(err, ErrInvalid):
 				rec.Unfiled, unfiled = err.Error(), err
 			default:
+				return err
+			}
+		}
+		if c.Footprint != nil {
+			if err := calls.PutTx(tx, c.Footprint, c.FootprintRaw); err != nil {
 				return err
 			}
 		}

@@ -15,14 +15,11 @@ var Now = time.Date(2024, 5, 15, 15, 0, 0, 0, time.FixedZone("EST", -5*3600))
 
 // Task is one of tasks.json's tasks.
 type Task struct {
-	Index       int    `json:"index"`
-	UserID      string `json:"user_id"`
-	Instruction string `json:"instruction"`
-	Actions     []struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	} `json:"actions"`
-	Outputs []string `json:"outputs"`
+	Index       int      `json:"index"`
+	UserID      string   `json:"user_id"`
+	Instruction string   `json:"instruction"`
+	Actions     []Action `json:"actions"`
+	Outputs     []string `json:"outputs"`
 }
 
 // GoldFile is gold-writes.json.
@@ -59,6 +56,12 @@ type TaskFacts struct {
 	Task  int            `json:"task"`
 	Facts map[string]any `json:"facts"`
 	Why   string         `json:"why,omitempty"`
+}
+
+// Action is a gold tool call: the tool's name and its arguments.
+type Action struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
 }
 
 // GoldWrite is one gold write with its reading against the policy.

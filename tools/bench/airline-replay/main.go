@@ -54,6 +54,7 @@ type config struct {
 	url, data, examples, bin, jsonOut string
 	maxRounds                         int
 	mutations, direct                 bool
+	repeat                            int
 }
 
 func run(ctx context.Context, args []string, stdout io.Writer) error {
@@ -67,6 +68,7 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 	fs.IntVar(&c.maxRounds, "max-rounds", 6, "reads-then-retry rounds per call")
 	fs.BoolVar(&c.mutations, "mutations", true, "send the mutations")
 	fs.BoolVar(&c.direct, "direct", true, "time the gold actions against airline-mcp directly")
+	fs.IntVar(&c.repeat, "repeat", 5, "after a task's gold actions, send each of its writes this many times more (`n`), timed apart: the steady state of a session whose reads are made")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -530,7 +532,7 @@ func codes(fs []failure) []string {
 func (r *replay) measure(ctx context.Context) (*Summary, error) {
 	start := time.Now()
 	sum := &Summary{Grounding: map[string]int{}, MutationsByRule: map[string][3]int{}, Latency: map[string]Pcts{}, FalseRefusals: []string{}, Missed: []string{}}
-	var gw, gwAdmitted, gwRefused []float64
+	var gw, gwAdmitted, gwRefused, gwSteady []float64
 	for _, t := range r.tasks {
 		if len(t.Actions) == 0 {
 			continue
@@ -563,6 +565,16 @@ func (r *replay) measure(ctx context.Context) (*Summary, error) {
 				gwAdmitted = append(gwAdmitted, o.Latency)
 			} else {
 				gwRefused = append(gwRefused, o.Latency)
+			}
+		}
+		// The steady state: the same writes again, the session's reads
+		// made (each decided and, when admitted, forwarded: a repeated
+		// write may now be refused or answer a tool error).
+		for range r.c.repeat {
+			for _, a := range t.Actions {
+				if airline.Writes[a.Name] {
+					gwSteady = append(gwSteady, r.call(ctx, s, a.Name, a.Arguments).Latency)
+				}
 			}
 		}
 	}
@@ -604,12 +616,18 @@ func (r *replay) measure(ctx context.Context) (*Summary, error) {
 	sum.Latency["gateway_write"] = pcts(gw)
 	sum.Latency["gateway_write_admitted"] = pcts(gwAdmitted)
 	sum.Latency["gateway_write_refused"] = pcts(gwRefused)
+	if len(gwSteady) > 0 {
+		sum.Latency["gateway_write_steady"] = pcts(gwSteady)
+	}
 	if r.c.direct {
-		d, err := r.directLatency(ctx)
+		d, steady, err := r.directLatency(ctx)
 		if err != nil {
 			return nil, err
 		}
 		sum.Latency["direct_write"] = pcts(d)
+		if len(steady) > 0 {
+			sum.Latency["direct_write_steady"] = pcts(steady)
+		}
 	}
 	sum.Notes = r.notes
 	sum.Seconds = float64(int(time.Since(start).Seconds()*10)) / 10
@@ -660,9 +678,8 @@ func (r *replay) score(sum *Summary, w WriteResult) {
 
 // directLatency sends every task's gold actions to airline-mcp directly
 // (a fresh process per task) and times the writes.
-func (r *replay) directLatency(ctx context.Context) ([]float64, error) {
+func (r *replay) directLatency(ctx context.Context) (lat, steady []float64, err error) {
 	db, _ := filepath.Abs(filepath.Join(r.c.data, "db"))
-	var lat []float64
 	for _, t := range r.tasks {
 		if len(t.Actions) == 0 {
 			continue
@@ -670,23 +687,43 @@ func (r *replay) directLatency(ctx context.Context) ([]float64, error) {
 		cl := mcp.NewClient(&mcp.Implementation{Name: "airline-replay", Version: "1"}, nil)
 		cs, err := cl.Connect(ctx, &mcp.CommandTransport{Command: exec.Command(r.c.bin, "--db", db), TerminateDuration: time.Second}, nil)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		for _, a := range t.Actions {
+		send := func(a ex.Action) (float64, error) {
 			var args map[string]any
 			_ = json.Unmarshal(a.Arguments, &args)
 			start := time.Now()
 			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: a.Name, Arguments: args}); err != nil {
+				return 0, err
+			}
+			return float64(time.Since(start).Microseconds()) / 1000, nil
+		}
+		for _, a := range t.Actions {
+			ms, err := send(a)
+			if err != nil {
 				cs.Close()
-				return nil, err
+				return nil, nil, err
 			}
 			if airline.Writes[a.Name] {
-				lat = append(lat, float64(time.Since(start).Microseconds())/1000)
+				lat = append(lat, ms)
+			}
+		}
+		for range r.c.repeat {
+			for _, a := range t.Actions {
+				if !airline.Writes[a.Name] {
+					continue
+				}
+				ms, err := send(a)
+				if err != nil {
+					cs.Close()
+					return nil, nil, err
+				}
+				steady = append(steady, ms)
 			}
 		}
 		cs.Close()
 	}
-	return lat, nil
+	return lat, steady, nil
 }
 
 func contains(xs []string, x string) bool {
