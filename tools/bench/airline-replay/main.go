@@ -94,6 +94,35 @@ func run(ctx context.Context, args []string, stdout io.Writer) error {
 			return err
 		}
 	}
+	return sum.check()
+}
+
+// check is what the run must show (issue 28): every grounded compliant
+// write admitted, every grounded non-compliant one refused naming its
+// rule, the wanted calls as gold-writes.json reads them, every grounded
+// mutation caught naming its rule, and no policy verdict that differs.
+func (s *Summary) check() error {
+	var bad []string
+	if n := s.Compliant - s.F3Compliant; s.CompliantAdmitted != n {
+		bad = append(bad, fmt.Sprintf("compliant writes admitted %d of %d", s.CompliantAdmitted, n))
+	}
+	if n := s.NonCompliant - (s.F3 - s.F3Compliant); s.NonCompliantRefused != n {
+		bad = append(bad, fmt.Sprintf("non-compliant writes refused naming their rule %d of %d", s.NonCompliantRefused, n))
+	}
+	if s.PolicyAgrees != len(s.Writes) || len(s.FalseRefusals) > 0 || len(s.Missed) > 0 {
+		bad = append(bad, fmt.Sprintf("policy verdicts as gold-writes.json %d of %d (false refusals %v, missed %v)", s.PolicyAgrees, len(s.Writes), s.FalseRefusals, s.Missed))
+	}
+	if s.WantedRefused != s.WantedForbidden || s.WantedAdmitted != s.WantedAllowed {
+		bad = append(bad, fmt.Sprintf("wanted calls: forbidden refused %d of %d, allowed admitted %d of %d", s.WantedRefused, s.WantedForbidden, s.WantedAdmitted, s.WantedAllowed))
+	}
+	for _, rule := range sortedKeys(s.MutationsByRule) {
+		if c := s.MutationsByRule[rule]; c[0] != c[2] {
+			bad = append(bad, fmt.Sprintf("mutations of %s caught %d of %d", rule, c[0], c[2]))
+		}
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("airline-replay: %s", strings.Join(bad, "; "))
+	}
 	return nil
 }
 
