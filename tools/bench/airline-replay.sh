@@ -45,11 +45,8 @@ for f in tasks.json db/users.json db/reservations.json db/flights.json; do
 done
 data=$(realpath "$data")
 [ -z "$json" ] || json=$(realpath -m "$json")
-for t in go jq curl z3; do
-  command -v "$t" >/dev/null || { echo "airline-replay: $t is missing" >&2; exit 2; }
-done
-
 source "$root/tools/lib/serve.sh"
+require_tools airline-replay go jq curl z3
 with_scratch
 
 echo "airline-replay: building in $tmp" >&2
@@ -60,10 +57,7 @@ echo "airline-replay: $(git -C "$root" describe --always --dirty 2>/dev/null || 
 
 token=$(new_token)
 start_groundgate "$tmp/groundgate" "$tmp/g.db" "$tmp/server.log" "$token" --clock 2024-05-15T15:00:00-05:00
-for _ in $(seq 600); do
-  [ "$(curl -s -o /dev/null -w '%{http_code}' "http://$addr/readyz")" = 200 ] && break
-  sleep 0.1
-done
+await_ready
 
 GROUNDGATE_ADMIN_TOKEN=$token "$tmp/airline-replay" \
   --url "http://$addr" --data "$data" --examples "$root/examples/airline" --airline-mcp "$tmp/airline-mcp" \

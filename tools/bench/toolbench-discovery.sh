@@ -42,11 +42,8 @@ for f in stabletoolbench-tools.json stabletoolbench-queries.jsonl; do
 done
 data=$(realpath "$data")
 [ -z "$json" ] || json=$(realpath -m "$json")
-for t in go jq curl; do
-  command -v "$t" >/dev/null || { echo "toolbench-discovery: $t is missing" >&2; exit 2; }
-done
-
 source "$root/tools/lib/serve.sh"
+require_tools toolbench-discovery go jq curl
 with_scratch
 
 echo "toolbench-discovery: building in $tmp" >&2
@@ -57,10 +54,7 @@ echo "toolbench-discovery: $(git -C "$root" describe --always --dirty 2>/dev/nul
 
 token=$(new_token)
 start_groundgate "$tmp/groundgate" "$tmp/g.db" "$tmp/server.log" "$token"
-for _ in $(seq 600); do
-  [ "$(curl -s -o /dev/null -w '%{http_code}' "http://$addr/readyz")" = 200 ] && break
-  sleep 0.1
-done
+await_ready
 
 GROUNDGATE_ADMIN_TOKEN=$token "$tmp/toolbench-discovery" \
   --url "http://$addr" --queries "$data/stabletoolbench-queries.jsonl" --upstream toolbench \

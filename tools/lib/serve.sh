@@ -31,3 +31,24 @@ with_scratch() {
   server=
   trap 'if [ -n "$server" ]; then kill "$server" 2>/dev/null || true; wait "$server" 2>/dev/null || true; fi; rm -rf "$tmp"' EXIT
 }
+
+# require_tools NAME TOOL… exits 2 (naming the script NAME) unless every
+# TOOL is on the PATH.
+require_tools() {
+  local name=$1 t
+  shift
+  for t in "$@"; do
+    command -v "$t" >/dev/null 2>&1 || { echo "$name: $t is missing" >&2; exit 2; }
+  done
+}
+
+# await_ready waits (up to a minute) until the server start_groundgate
+# started answers /readyz with 200: every discovery tier built.
+await_ready() {
+  for _ in $(seq 600); do
+    [ "$(curl -s -o /dev/null -w '%{http_code}' "http://$addr/readyz")" = 200 ] && return 0
+    sleep 0.1
+  done
+  echo "groundgate serve was not ready within a minute" >&2
+  return 1
+}
