@@ -26,6 +26,14 @@ type Solver interface {
 
 var _ Solver = (*smt.Pool)(nil)
 
+// shrinker minimises a core by deletion in one solver session
+// (smt.Pool.Shrink); a Solver without it is asked one query per step.
+type shrinker interface {
+	Shrink(ctx context.Context, q smt.Query, parts []smt.Part) ([]string, error)
+}
+
+var _ shrinker = (*smt.Pool)(nil)
+
 // DefaultTimeout bounds one solver query of a check.
 const DefaultTimeout = 2 * time.Second
 
@@ -744,6 +752,26 @@ func (k *Checker) minimalCore(ctx context.Context, c *Compiled, prefix, goal str
 		if a.Name != "" && (all || slices.Contains(solverCore, a.Name)) {
 			keep = append(keep, a.Name)
 		}
+	}
+	if sh, ok := k.solver.(shrinker); ok {
+		// The same deletion, in one solver session.
+		var b strings.Builder
+		b.WriteString(prefix)
+		var parts []smt.Part
+		for _, a := range c.asserts {
+			switch {
+			case a.Name == "":
+				fmt.Fprintf(&b, "(assert %s)\n", a.Term.String())
+			case slices.Contains(keep, a.Name):
+				parts = append(parts, smt.Part{Name: a.Name, Term: a.Term.String()})
+			}
+		}
+		kept, err := sh.Shrink(ctx, smt.Query{Commands: b.String(), Goal: goal, Values: []string{}, Timeout: k.timeout}, parts)
+		if err != nil {
+			return nil, err
+		}
+		sort.Strings(kept)
+		return kept, nil
 	}
 	for j := 0; j < len(keep); {
 		trial := append(append([]string{}, keep[:j]...), keep[j+1:]...)

@@ -78,11 +78,18 @@ func BenchmarkDecideGoldWrites(b *testing.B) {
 	for b.Loop() {
 		for _, w := range writes {
 			start := time.Now()
-			if _, err := w.s.Decide(w.pol, w.name, w.tool, w.args); err != nil {
+			broken, err := w.s.Decide(w.pol, w.name, w.tool, w.args)
+			if err != nil {
 				b.Fatal(err)
 			}
-			lat = append(lat, time.Since(start))
-			by[w.name] = append(by[w.name], time.Since(start))
+			d := time.Since(start)
+			lat = append(lat, d)
+			by[w.name] = append(by[w.name], d)
+			if len(broken) > 0 {
+				by["(refused)"] = append(by["(refused)"], d)
+			} else {
+				by["(admitted)"] = append(by["(admitted)"], d)
+			}
 		}
 	}
 	for _, name := range sortedKeys(by) {

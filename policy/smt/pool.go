@@ -98,19 +98,33 @@ func (p *Pool) Check(ctx context.Context, q Query) (Result, error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
+	var res Result
+	err = p.with(ctx, timeout, len(pq.text), func(qctx context.Context, pr *proc) error {
+		var err error
+		res, err = pr.check(qctx, p.solver, pq, timeout)
+		return err
+	})
+	return res, err
+}
+
+// with runs f on a slot's process (started when the slot has none),
+// bounded by timeout and its grace, and renews the process as Check
+// does: after a failure that leaves it unusable, or once it has read its
+// share of query bytes (n more now).
+func (p *Pool) with(ctx context.Context, timeout time.Duration, n int, f func(context.Context, *proc) error) error {
 	var s *slot
 	select {
 	case <-p.done:
-		return Result{}, ErrClosed
+		return ErrClosed
 	case <-ctx.Done():
-		return Result{}, ctxErr(ctx)
+		return ctxErr(ctx)
 	case s = <-p.slots:
 	}
 	release := func() { p.slots <- s }
 	defer func() { release() }()
 	select {
 	case <-p.done:
-		return Result{}, ErrClosed
+		return ErrClosed
 	default:
 	}
 	// The solver stops itself at timeout; the Go-side deadline is the backstop
@@ -125,12 +139,12 @@ func (p *Pool) Check(ctx context.Context, q Query) (Result, error) {
 	if s.proc == nil {
 		pr, err := startProc(qctx, p.solver)
 		if err != nil {
-			return Result{}, err
+			return err
 		}
 		s.proc = pr
 	}
-	s.proc.read += len(pq.text)
-	res, err := s.proc.check(qctx, p.solver, pq, timeout)
+	s.proc.read += n
+	err := f(qctx, s.proc)
 	switch {
 	case s.proc.broken:
 		s.proc.stop()
@@ -142,8 +156,107 @@ func (p *Pool) Check(ctx context.Context, q Query) (Result, error) {
 		s.proc = nil
 		release = func() { go p.renew(s, old) }
 	}
-	return res, err
+	return err
 }
+
+// Part is an assertion Shrink may leave out, by its name.
+type Part struct {
+	Name string
+	Term string // one term
+}
+
+// Shrink is deletion in order over parts, in one solver session: with
+// q's commands and goal asserted, it starts from every part and drops
+// each in turn when what remains is still unsat, and returns the names
+// kept. It answers what as many Checks (one per part, each asserting the
+// parts still kept) would, at the cost of one query and a short
+// check-sat-assuming per part. A part or a step the solver cannot decide
+// is ErrTimeout, or the solver's error.
+func (p *Pool) Shrink(ctx context.Context, q Query, parts []Part) ([]string, error) {
+	pq, err := prepare(q)
+	if err != nil {
+		return nil, err
+	}
+	if strings.Contains(pq.text, shrinkPrefix) {
+		return nil, fmt.Errorf("%w: the query uses the reserved symbol prefix %q", ErrBadQuery, shrinkPrefix)
+	}
+	var b strings.Builder
+	b.WriteString(pq.text)
+	for i, part := range parts {
+		t, err := Parse(part.Term)
+		if err != nil || len(t) != 1 {
+			return nil, fmt.Errorf("%w: part %s is not one term", ErrBadQuery, part.Name)
+		}
+		fmt.Fprintf(&b, "(declare-const %s%d| Bool)\n(assert (=> %s%d| %s))\n", shrinkPrefix, i, shrinkPrefix, i, t[0].String())
+	}
+	timeout := q.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	keep := make([]int, len(parts))
+	for i := range parts {
+		keep[i] = i
+	}
+	err = p.with(ctx, timeout, b.Len(), func(qctx context.Context, pr *proc) error {
+		resps, err := pr.roundtrip(qctx, p.solver.timeoutOption(timeout)+"(push 1)\n"+b.String())
+		if err != nil {
+			return err
+		}
+		if len(resps) > 0 {
+			pr.broken = true // as Check: an error leaves the solver's state its own
+			return fmt.Errorf("%w: solver rejected it: %s", ErrBadQuery, oneLine(resps[0].String()))
+		}
+		for j := 0; j < len(keep); {
+			var lits strings.Builder
+			for k, i := range keep {
+				if k != j {
+					fmt.Fprintf(&lits, " %s%d|", shrinkPrefix, i)
+				}
+			}
+			cmd := "(check-sat-assuming (" + lits.String() + "))\n"
+			if lits.Len() == 0 {
+				cmd = "(check-sat)\n" // cvc5 refuses an empty assumption list
+			}
+			resps, err := pr.roundtrip(qctx, cmd)
+			if err != nil {
+				return err
+			}
+			if len(resps) != 1 || resps[0].IsList {
+				return pr.garbage("check-sat-assuming", resps)
+			}
+			switch Status(resps[0].Atom) {
+			case Unsat:
+				keep = append(keep[:j], keep[j+1:]...) // not needed
+			case Sat:
+				j++ // needed
+			case Unknown:
+				pr.broken = true // a solver that gave up mid-session is not reused
+				return fmt.Errorf("%w: the solver could not decide a step of the shrink", ErrTimeout)
+			default:
+				return pr.garbage("check-sat-assuming", resps)
+			}
+		}
+		if resps, err := pr.roundtrip(qctx, "(pop 1)\n"); err != nil || len(resps) != 0 {
+			if err == nil {
+				err = pr.garbage("pop", resps)
+			}
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(keep))
+	for k, i := range keep {
+		out[k] = parts[i].Name
+	}
+	return out, nil
+}
+
+// shrinkPrefix starts the indicator symbols Shrink declares (quoted
+// symbols: "|gg shrink N|"); a query may not use it.
+const shrinkPrefix = "|gg shrink "
 
 // renew stops a process that has read its share of queries, starts its
 // successor in slot s (unless the pool is closing) and gives the slot

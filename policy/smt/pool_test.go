@@ -575,3 +575,66 @@ func BenchmarkCheck(b *testing.B) {
 		})
 	}
 }
+
+// TestShrink: deletion in order in one session keeps what as many Checks
+// keep — the last of two independent violations, both of two that only
+// conflict together, none of the satisfiable ones — and the process stays
+// usable (the session is popped); a query may not use the reserved prefix.
+func TestShrink(t *testing.T) {
+	for _, s := range solvers(t) {
+		t.Run(string(s.Kind), func(t *testing.T) {
+			p := newPool(t, s, 1)
+			base := Query{Commands: "(declare-const x Int) (declare-const y Int) (declare-const allow Bool) (assert (= x 5)) (assert (= y 7))", Goal: "allow"}
+			parts := []Part{
+				{"x_small", "(=> allow (< x 3))"}, // broken
+				{"y_odd", "(=> allow (= (mod y 2) 1))"},
+				{"y_small", "(=> allow (< y 3))"}, // broken
+				{"x_le_y", "(=> allow (<= x y))"},
+			}
+			for _, tc := range []struct {
+				parts []Part
+				want  string
+			}{
+				{parts, "y_small"}, // deletion in order drops x_small: y_small alone still refuses
+				{parts[:2], "x_small"},
+				{[]Part{{"a", "(=> allow (> x 6))"}, {"b", "(=> allow (< x 6))"}}, "a"},
+				{[]Part{{"lo", "(> y 8)"}, {"hi", "(< y 6)"}}, "hi"}, // each alone contradicts y = 7: the last kept
+			} {
+				got, err := p.Shrink(context.Background(), base, tc.parts)
+				if err != nil || strings.Join(got, " ") != tc.want {
+					t.Errorf("Shrink(%v) = %v, %v; want %s", tc.parts, got, err, tc.want)
+				}
+				// The same by one Check per step, as the checker did before.
+				keep := slices.Clone(tc.parts)
+				for j := 0; j < len(keep); {
+					var b strings.Builder
+					b.WriteString(base.Commands)
+					for k, pt := range keep {
+						if k != j {
+							b.WriteString("(assert " + pt.Term + ")")
+						}
+					}
+					if check(t, p, Query{Commands: b.String(), Goal: base.Goal}).Status == Unsat {
+						keep = append(keep[:j], keep[j+1:]...)
+					} else {
+						j++
+					}
+				}
+				var names []string
+				for _, pt := range keep {
+					names = append(names, pt.Name)
+				}
+				if strings.Join(names, " ") != tc.want {
+					t.Errorf("by Checks: %v, want %s", names, tc.want)
+				}
+			}
+			// The process answers the next query as if no session had been.
+			if r := check(t, p, Query{Commands: "(declare-const x Int) (assert (> x 1))"}); r.Status != Sat {
+				t.Fatalf("after Shrink: %+v", r)
+			}
+			if _, err := p.Shrink(context.Background(), Query{Commands: "(declare-const |gg shrink 0| Bool)"}, nil); !errors.Is(err, ErrBadQuery) {
+				t.Errorf("the reserved prefix: %v", err)
+			}
+		})
+	}
+}
