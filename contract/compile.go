@@ -33,14 +33,15 @@ const (
 	toolSizeHint = 512
 )
 
-// baseEnv is CEL's standard library with the math and strings extensions
-// and numeric comparisons across int and double (data.rows > 2.5 means
-// what it says). It is immutable, built once and extended per capability.
+// baseEnv is CEL's standard library with the math, strings and bindings
+// (cel.bind: a local name for a value read once) extensions and numeric
+// comparisons across int and double (data.rows > 2.5 means what it says). It is immutable, built once and extended per capability.
 var baseEnv = sync.OnceValues(func() (*cel.Env, error) {
 	return cel.NewEnv(
 		cel.CrossTypeNumericComparisons(true),
 		ext.Math(),
 		ext.Strings(),
+		ext.Bindings(),
 	)
 })
 

@@ -28,10 +28,10 @@ const (
 	celFree = `{"regular": {"basic_economy": 0, "economy": 1, "business": 2}, "silver": {"basic_economy": 1, "economy": 2, "business": 3}, "gold": {"basic_economy": 2, "economy": 3, "business": 3}}`
 )
 
-// let binds name to value in body: CEL's `[value].map(name, body)[0]`,
-// body with name bound (a one-element list, so its cost is one body's).
+// let binds name to value in body: CEL's cel.bind, so the value (a read
+// of the state, a table) is evaluated once and body reads it by name.
 func let(name, value, body string) string {
-	return fmt.Sprintf("[%s].map(%s, %s)[0]", value, name, body)
+	return fmt.Sprintf("cel.bind(%s, %s, %s)", name, value, body)
 }
 
 // celCabin is the reservation res's cabin as the session left it:
