@@ -99,14 +99,11 @@ func (s *Service) Open(ctx context.Context, w Words, agentDiscovery bool) (Creat
 
 // Turn discovers a turn's words and adds the turn to the session.
 func (s *Service) Turn(ctx context.Context, id hashing.Digest, w Words) (*Session, discover.Result, error) {
-	sess, err := s.store.Get(ctx, id)
+	h, err := s.store.openHeader(ctx, id)
 	if err != nil {
 		return nil, discover.Result{}, err
 	}
-	if sess.Closed {
-		return nil, discover.Result{}, fmt.Errorf("%w: %s", ErrClosed, id)
-	}
-	if err := s.store.checkWords(&NewTurn{Prompt: w.Prompt, Facts: w.Facts, By: w.By}, sess.AgentDiscovery); err != nil {
+	if err := s.store.checkWords(&NewTurn{Prompt: w.Prompt, Facts: w.Facts, By: w.By}, h.AgentDiscovery); err != nil {
 		return nil, discover.Result{}, err
 	}
 	res, err := s.disc.Discover(ctx, discover.Query{Prompt: w.Prompt})
@@ -209,17 +206,28 @@ func (s *Service) Call(ctx context.Context, id hashing.Digest, tool string, args
 // observe is where an admitted call's result goes: under its own tool
 // and arguments, and where the upstream's file_as says.
 func (s *Service) observe(fp *calls.Footprint, result json.RawMessage) ([]Observation, error) {
-	o, ok, err := Observe(fp.Tool, fp.Arguments, result)
+	places, err := s.files.FileAsOf(fp.Upstream.Name, strings.TrimPrefix(fp.Tool, fp.Upstream.Name+"."))
+	if err != nil {
+		places = nil // the upstream is gone since: its own filing stands
+	}
+	return ObserveFiled(fp.Upstream.Name, fp.Tool, fp.Arguments, result, places)
+}
+
+// ObserveFiled is where the result of a call to tool (U.T, of upstream)
+// with arguments goes in the state: under the tool and its arguments
+// (Observe), and at each of the upstream's file_as places whose arguments
+// the call has. None when the result files nothing (a tool error).
+func ObserveFiled(upstream, tool string, arguments, result json.RawMessage, places []gateway.FileAs) ([]Observation, error) {
+	o, ok, err := Observe(tool, arguments, result)
 	if err != nil || !ok {
 		return nil, err
 	}
 	obs := []Observation{o}
-	places, err := s.files.FileAsOf(fp.Upstream.Name, strings.TrimPrefix(fp.Tool, fp.Upstream.Name+"."))
-	if err != nil {
-		return obs, nil // the upstream is gone since: its own filing stands
+	if len(places) == 0 {
+		return obs, nil
 	}
 	var args map[string]json.RawMessage
-	if err := json.Unmarshal(fp.Arguments, &args); err != nil {
+	if err := json.Unmarshal(arguments, &args); err != nil {
 		return nil, fmt.Errorf("%w: the call's arguments: %v", ErrInvalid, err)
 	}
 place:
@@ -236,7 +244,7 @@ place:
 		if err != nil {
 			return nil, fmt.Errorf("%w: file_as arguments: %v", ErrInvalid, err)
 		}
-		obs = append(obs, Observation{Tool: fp.Upstream.Name + "." + p.Tool, Arguments: raw, Value: o.Value})
+		obs = append(obs, Observation{Tool: upstream + "." + p.Tool, Arguments: raw, Value: o.Value})
 	}
 	return obs, nil
 }
@@ -259,6 +267,21 @@ func requestOf(tool string, args json.RawMessage) hashing.Digest {
 // mergeFacts is Session.Facts over turns.
 func mergeFacts(turns []Turn) []byte {
 	return (&Session{Turns: turns}).Facts()
+}
+
+// openHeader reads a session's header, checked; ErrClosed on a closed
+// session. It is what a turn needs to know before its words are
+// discovered, without reading the session's calls.
+func (s *Store) openHeader(ctx context.Context, id hashing.Digest) (header, error) {
+	var out header
+	err := s.inTx(ctx, id, reading, func(_ *bolt.Tx, h header) error {
+		if h.Closed {
+			return fmt.Errorf("%w: %s", ErrClosed, id)
+		}
+		out = h
+		return nil
+	})
+	return out, err
 }
 
 // conversation reads what a call is decided on: the turns and the state,

@@ -2,6 +2,7 @@ package airline
 
 import (
 	"context"
+	"embed"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -9,18 +10,29 @@ import (
 
 	"github.com/groundgate/groundgate/airline"
 	"github.com/groundgate/groundgate/contract"
+	"github.com/groundgate/groundgate/gateway"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/policy"
 	smtpool "github.com/groundgate/groundgate/policy/smt"
 	"github.com/groundgate/groundgate/session"
 )
 
-// FileAs are the writes whose result is the reservation, filed also under
-// get_reservation_details by its reservation_id (upstream.json's file_as).
-var FileAs = map[string]bool{
-	"cancel_reservation": true, "update_reservation_flights": true,
-	"update_reservation_baggages": true, "update_reservation_passengers": true,
+// FileAs is upstream.json's file_as: where else a tool's result is filed,
+// as the gateway files it.
+func FileAs() (map[string][]gateway.FileAs, error) {
+	raw, err := upstreamJSON.ReadFile("upstream.json")
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := gateway.DecodeConfig("airline", raw)
+	if err != nil {
+		return nil, err
+	}
+	return cfg.FileAs, nil
 }
+
+//go:embed upstream.json
+var upstreamJSON embed.FS
 
 // Sim is a session as the gateway keeps it, over a world of its own, with
 // the policies decided on it by the gateway's own checker (policy.Checker:
@@ -31,6 +43,7 @@ type Sim struct {
 	St       *session.State
 	Facts    map[string]any
 	Reads    int // reads a rule needed first
+	fileAs   map[string][]gateway.FileAs
 	k        *policy.Checker
 	compiled map[string]*policy.Compiled
 }
@@ -38,7 +51,11 @@ type Sim struct {
 // NewSim is a session over w with the host's facts, whose calls k
 // decides.
 func NewSim(w *airline.World, facts map[string]any, k *policy.Checker) (*Sim, error) {
-	s := &Sim{W: w, St: &session.State{}, Facts: facts, k: k, compiled: map[string]*policy.Compiled{}}
+	fileAs, err := FileAs()
+	if err != nil {
+		return nil, err
+	}
+	s := &Sim{W: w, St: &session.State{}, Facts: facts, fileAs: fileAs, k: k, compiled: map[string]*policy.Compiled{}}
 	if s.Facts == nil {
 		s.Facts = map[string]any{}
 	}
@@ -50,34 +67,22 @@ func textResult(out string) json.RawMessage {
 	return b
 }
 
-// Call runs the tool on the world and files an ok result in the state
-// (and a write's reservation as read, as upstream.json's file_as).
+// Call runs the tool on the world and files its result in the state as
+// the gateway does (session.ObserveFiled, with upstream.json's file_as).
 func (s *Sim) Call(tool string, args json.RawMessage) string {
 	out := s.W.Call(tool, args)
-	if airline.IsError(out) {
-		return out
+	obs, err := session.ObserveFiled("airline", "airline."+tool, args, textResult(out), s.fileAs[tool])
+	if err != nil {
+		panic(fmt.Sprintf("observe %s: %v", tool, err))
 	}
-	s.file("airline."+tool, args, out)
-	if FileAs[tool] {
-		var a struct {
-			ReservationID string `json:"reservation_id"`
+	if len(obs) > 0 {
+		st, err := s.St.With(session.Limits{}, obs...)
+		if err != nil {
+			panic(err)
 		}
-		_ = json.Unmarshal(args, &a)
-		s.file("airline.get_reservation_details", json.RawMessage(fmt.Sprintf(`{"reservation_id": %q}`, a.ReservationID)), out)
+		s.St = st
 	}
 	return out
-}
-
-func (s *Sim) file(tool string, args json.RawMessage, out string) {
-	o, ok, err := session.Observe(tool, args, textResult(out))
-	if err != nil || !ok {
-		panic(fmt.Sprintf("observe %s: %v %v", tool, ok, err))
-	}
-	st, err := s.St.With(session.Limits{}, o)
-	if err != nil {
-		panic(err)
-	}
-	s.St = st
 }
 
 // Decide decides a call to the write tool under the policy name as the
