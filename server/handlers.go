@@ -107,11 +107,29 @@ func (s *Server) getRegistry(c echo.Context) error {
 }
 
 func (s *Server) getHistory(c echo.Context) error {
+	limit, err := pageLimit(c)
+	if err != nil {
+		return err
+	}
+	before, paged, err := pageBefore(c)
+	if err != nil {
+		return err
+	}
 	h, err := s.reg.History(c.Request().Context())
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]any{"versions": h})
+	// Newest first: skip to the first version older than the cursor.
+	i := 0
+	for paged && i < len(h) && h[i].Version >= before {
+		i++
+	}
+	page := h[i:min(i+limit, len(h))]
+	body := map[string]any{"versions": page}
+	if i+limit < len(h) {
+		body["next"] = "/v1/registry/history?limit=" + strconv.Itoa(limit) + "&before=" + strconv.FormatUint(page[len(page)-1].Version, 10)
+	}
+	return c.JSON(http.StatusOK, body)
 }
 
 func (s *Server) getCapability(c echo.Context) error {

@@ -30,6 +30,7 @@ import (
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/registry"
+	"github.com/groundgate/groundgate/series"
 )
 
 // Registry is what the server needs from the registry store.
@@ -62,6 +63,7 @@ type Executor interface {
 	Replay(ctx context.Context, hash hashing.Digest) (*execution.ReplayReport, error)
 	Diff(ctx context.Context, a, b hashing.Digest) (*execution.DiffReport, error)
 	CheckContracts(ctx context.Context, req ground.Request, withData bool) (*execution.ContractReport, error)
+	PnL(ctx context.Context, hash hashing.Digest, index int) (execution.Morphism, *series.Table, error)
 }
 
 var (
@@ -198,6 +200,7 @@ func New(d Deps, cfg Config) *Server {
 	get("/v1/executions/:hash/attestation", att.getAttestation)
 	get("/v1/keys", att.getKeys)
 	e.POST("/v1/executions/:hash/replay", s.postReplay)
+	get("/v1/executions/:hash/morphisms/:index/pnl", s.getPnL)
 	get("/v1/diff/:a/:b", s.getDiff)
 	e.POST("/v1/contracts/check", s.postContractCheck)
 	get("/v1/policies", s.getPolicies)
@@ -212,6 +215,7 @@ func New(d Deps, cfg Config) *Server {
 	e.DELETE("/v1/fuzz/runs/:id", s.deleteFuzzRun, s.requireAdmin)
 	s.routeGateway(e, get)
 	s.routeSessions(e, get)
+	routeUI(get)
 	s.echo = e
 	return s
 }
