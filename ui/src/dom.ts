@@ -47,7 +47,7 @@ export function digest(d: string | null | undefined, href?: string): HTMLElement
   if (!d) return h('span', { class: 'muted' }, '—');
   const short = d.replace(/^(sha256|blake3):/, '$1:').slice(0, 19) + '…';
   const code = h('code', { class: 'digest', title: d }, short);
-  return href ? h('a', { href, class: 'digest-link', 'aria-label': d }, code) : code;
+  return href ? h('a', { href, class: 'digest-link', 'data-digest': d }, code) : code;
 }
 
 export function section(title: string, ...children: Child[]): HTMLElement {

@@ -34,6 +34,12 @@ function axes(ms: Morphism[]): { name: string; values: unknown[] }[] {
   return out;
 }
 
+function predicateCounts(ms: Morphism[]): string {
+  const n = new Map<string, number>();
+  for (const m of ms) for (const p of m.rejected) n.set(p, (n.get(p) ?? 0) + 1);
+  return [...n].map(([p, c]) => `${p} ${c}`).join(', ');
+}
+
 function paramText(p: Record<string, unknown>): string {
   return Object.entries(p).map(([k, v]) => `${k}=${fmt(v)}`).join(', ');
 }
@@ -157,8 +163,9 @@ export async function executionPage(main: HTMLElement, hash: string): Promise<vo
     section('Selected morphism', detail),
     section('Grid', gridBox),
     section('Rejected morphisms', rejected.length === 0 ? h('p', {}, 'None: every morphism passed the risk predicates.') :
-      table(['Morphism', 'Parameters', 'Predicates', 'Why'], rejected.map((m) => [`#${m.index}`, paramText(m.params),
-        m.rejected.map((p) => h('code', { class: 'pred' }, p)), m.reasons.map((r) => h('div', {}, r.detail))]))),
+      h('details', { id: 'rejected' }, h('summary', {}, `${rejected.length} rejected — by predicate: `, predicateCounts(rejected)),
+        table(['Morphism', 'Parameters', 'Predicates', 'Why'], rejected.map((m) => [`#${m.index}`, paramText(m.params),
+          m.rejected.map((p) => h('code', { class: 'pred' }, p)), m.reasons.map((r) => h('div', {}, r.detail))])))),
     section('Layers', table(['Layer', 'Digest'], LAYERS.map((l) => [l, h('code', { class: 'digest full' }, fp.layers[l] ?? '—')]))),
     section('Replay', h('div', { class: 'actions' }, h('button', {
       type: 'button', id: 'replay',

@@ -49,7 +49,7 @@ function suggest(d: Discovery): Record<string, unknown> {
 
 export function groundForm(d: Discovery): HTMLElement {
   const area = h('textarea', { id: 'request', rows: 6, spellcheck: 'false', class: 'code' });
-  area.value = JSON.stringify(suggest(d), null, 1);
+  area.value = '{\n' + Object.entries(suggest(d)).map(([k, v]) => `  ${JSON.stringify(k)}: ${JSON.stringify(v)}`).join(',\n') + '\n}';
   const out = h('div', { 'aria-live': 'polite' });
   const form = h('form', {
     onsubmit: async (ev: Event) => {
@@ -69,7 +69,7 @@ export function groundForm(d: Discovery): HTMLElement {
   },
   h('label', { for: 'request' }, 'Request (FPR) to ground against this evidence'),
   area,
-  h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Ground')));
+  h('div', { class: 'actions' }, h('button', { type: 'submit', id: 'ground' }, 'Ground')));
   return h('div', {}, form, out);
 }
 

@@ -173,7 +173,8 @@ export async function sessionPage(main: HTMLElement, id: string): Promise<void> 
       const ok = c.decision === 'admitted';
       evs.push({ at: c.at, el: h('li', { class: ok ? 'call' : 'call refused' },
         h('span', { class: 'when' }, c.at), h('span', { class: 'kind' }, `Call ${c.seq}: `, h('code', {}, c.tool)), ' ', badge(ok, 'admitted', c.decision),
-        h('div', {}, c.outcome),
+        c.outcome ? h('div', {}, c.outcome) : null,
+        ok ? null : h('div', {}, 'refused by Γ before it was forwarded; its request ', digest(c.request)),
         h('div', { class: 'muted' }, 'state after ', digest(c.state), c.hash ? [' · footprint ', digest(c.hash, `/ui/calls/${c.hash}`)] : null)) });
     }
     evs.sort((x, y) => x.at.localeCompare(y.at));
