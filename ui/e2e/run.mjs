@@ -194,7 +194,7 @@ check(heatDrawn, 'heat map drawn');
 
 // Click a heat map cell: its curve joins the selected one.
 const box = await page.locator('canvas.heat').boundingBox();
-await page.mouse.click(box.x + 70 + 34 * 2 + 10, box.y + 8 + 34 * 3 + 10);
+await page.mouse.click(box.x + 70 + 28 * 2 + 10, box.y + 8 + 28 * 3 + 10); // CELL 28, PADL 70, PADT 8
 await page.waitForSelector('#equity[data-series="2"]');
 check((await page.locator('#equity-legend li').count()) === 2, 'equity: a clicked morphism is drawn beside the selected');
 // The keyboard does the same: focus the map, arrows, Enter.
@@ -206,8 +206,8 @@ await page.keyboard.press('Enter');
 await page.waitForSelector('#equity[data-series="3"]');
 check(/morphism #/.test(await text('#heat-cell')), 'keyboard: the heat map is navigable and picks a morphism');
 await shot('execution');
-await page.locator('#sec-heat-map').scrollIntoViewIfNeeded();
-await page.screenshot({ path: join(OUT, 'execution-charts.png'), clip: { x: 0, y: (await page.locator('#sec-heat-map').boundingBox()).y - 10, width: 1280, height: 900 } });
+await page.locator('section[aria-labelledby="sec-heat-map"]').screenshot({ path: join(OUT, 'heat-map.png') });
+await page.locator('section[aria-labelledby="sec-equity-curves"]').screenshot({ path: join(OUT, 'equity.png') });
 await axe('execution');
 
 // Replay: every layer matched.
@@ -256,7 +256,7 @@ check(!stored.includes(TOKEN), 'the token is in no storage or cookie');
 // HTML in a capability's and in an upstream tool's description is text.
 await page.click('#nav >> text=Registry');
 await ready('/registry');
-await shot('registry');
+await shot('registry', false);
 await axe('registry');
 await page.fill('#cap-filter', 'UI_CHOP');
 await page.click('text=UI_CHOP');

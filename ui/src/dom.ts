@@ -68,7 +68,7 @@ export function badge(ok: boolean, yes: string, no: string): HTMLElement {
 
 export function fmt(v: unknown): string {
   if (v === null || v === undefined) return '—';
-  if (typeof v === 'number') return Number.isInteger(v) ? String(v) : v.toPrecision(4);
+  if (typeof v === 'number') return Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(4)));
   if (typeof v === 'string') return v;
   return JSON.stringify(v);
 }

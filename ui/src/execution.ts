@@ -214,7 +214,7 @@ function heatMap(fp: Footprint, ax: { name: string; values: unknown[] }[], lo: n
     return ms.findIndex((m) => key(Object.keys(m.params).sort().map((n) => [n, m.params[n]])) === k);
   }
 
-  const CELL = 34, PADL = 70, PADB = 44, PADT = 8;
+  const CELL = 28, PADL = 70, PADB = 44, PADT = 8;
   function draw(): void {
     const X = axis(xName).values, Y = yName === xName ? [null] : axis(yName).values;
     const w = PADL + X.length * CELL + 8, hgt = PADT + Y.length * CELL + PADB;
