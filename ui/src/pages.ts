@@ -199,17 +199,20 @@ export async function callPage(main: HTMLElement, hash: string): Promise<void> {
   } catch (e) { fail(main, e); }
 }
 
-export async function upstreamsPage(main: HTMLElement): Promise<void> {
-  add(main, h('h1', {}, 'Upstreams'));
+// listPage shows the list at path's field key as a table, one row per item.
+async function listPage(main: HTMLElement, title: string, path: string, key: string, empty: string, headers: string[], row: (x: J) => (Node | string)[]): Promise<void> {
+  add(main, h('h1', {}, title));
   try {
-    const u = await api<{ upstreams: J[] }>('GET', '/v1/upstreams');
-    add(main, u.upstreams.length === 0 ? h('p', {}, 'No upstream is configured.') :
-      table(['Upstream', 'Connected', 'Server', 'Tools', 'Drift', 'Restarts'], u.upstreams.map((x) => [
-        h('a', { href: `/ui/upstreams/${enc(x.name)}` }, x.name), badge(x.status.connected, 'connected', 'down'),
-        x.status.server ? `${x.status.server.name} ${x.status.server.version}` : '—', String(x.status.tools.length),
-        String((x.status.tools as J[]).filter((t) => t.state === 'drift').length), String(x.status.restarts)])));
+    const items = (await api<J>('GET', path))[key] as J[];
+    add(main, items.length === 0 ? h('p', {}, empty) : table(headers, items.map(row)));
   } catch (e) { fail(main, e); }
 }
+
+export const upstreamsPage = (main: HTMLElement) => listPage(main, 'Upstreams', '/v1/upstreams', 'upstreams', 'No upstream is configured.',
+  ['Upstream', 'Connected', 'Server', 'Tools', 'Drift', 'Restarts'], (x) => [
+    h('a', { href: `/ui/upstreams/${enc(x.name)}` }, x.name), badge(x.status.connected, 'connected', 'down'),
+    x.status.server ? `${x.status.server.name} ${x.status.server.version}` : '—', String(x.status.tools.length),
+    String((x.status.tools as J[]).filter((t) => t.state === 'drift').length), String(x.status.restarts)]);
 
 export async function upstreamPage(main: HTMLElement, name: string): Promise<void> {
   add(main, h('h1', {}, `Upstream ${name}`));
@@ -267,15 +270,9 @@ export async function policyVersionPage(main: HTMLElement, n: string): Promise<v
   try { add(main, pre(await api<J>('GET', `/v1/policies/versions/${enc(n)}`))); } catch (e) { fail(main, e); }
 }
 
-export async function fuzzPage(main: HTMLElement): Promise<void> {
-  add(main, h('h1', {}, 'Fuzz runs'));
-  try {
-    const r = await api<{ runs: J[] }>('GET', '/v1/fuzz/runs');
-    add(main, r.runs.length === 0 ? h('p', {}, 'No fuzz run is stored.') :
-      table(['Run', 'State', 'Registry version', 'Seed', 'Seconds', 'Started'], r.runs.map((x) => [
-        h('a', { href: `/ui/fuzz/${x.id}` }, `#${x.id}`), x.state, String(x.version), String(x.seed), String(x.seconds), x.started])));
-  } catch (e) { fail(main, e); }
-}
+export const fuzzPage = (main: HTMLElement) => listPage(main, 'Fuzz runs', '/v1/fuzz/runs', 'runs', 'No fuzz run is stored.',
+  ['Run', 'State', 'Registry version', 'Seed', 'Seconds', 'Started'], (x) => [
+    h('a', { href: `/ui/fuzz/${x.id}` }, `#${x.id}`), x.state, String(x.version), String(x.seed), String(x.seconds), x.started]);
 
 export async function fuzzRunPage(main: HTMLElement, id: string): Promise<void> {
   add(main, h('h1', {}, `Fuzz run #${id}`));
