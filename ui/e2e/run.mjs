@@ -183,11 +183,16 @@ const times = [];
 for (let i = 0; i < 3; i++) {
   await page.goto(BASE + execPath);
   await page.waitForFunction(() => performance.getEntriesByName('execution-interactive').length > 0, null, { timeout: 10000 });
-  times.push(await page.evaluate(() => performance.getEntriesByName('execution-interactive')[0].startTime));
+  const marks = await page.evaluate(() => Object.fromEntries(['execution-start', 'execution-footprint', 'execution-drawn', 'execution-interactive']
+    .map((n) => [n, Math.round(performance.getEntriesByName(n)[0]?.startTime ?? -1)])));
+  console.log(`  load ${i + 1}: ${JSON.stringify(marks)} (ms since navigation start)`);
+  times.push(marks['execution-interactive']);
 }
-const best = Math.min(...times);
-console.log(`execution page of a 256-morphism grid interactive after ${times.map((t) => t.toFixed(0)).join(', ')} ms (3 loads)`);
-check(Math.max(...times) < 1000, `execution page interactive within 1 s (${Math.max(...times).toFixed(0)} ms at worst, ${best.toFixed(0)} ms at best)`);
+// The median of three loads: one slow load on a busy machine (CI shares
+// its cores) is noise, a slow median is not.
+const median = [...times].sort((a, b) => a - b)[1];
+console.log(`execution page of a 256-morphism grid interactive after ${times.map((t) => t.toFixed(0)).join(', ')} ms (3 loads; median ${median.toFixed(0)} ms)`);
+check(median < 1000, `execution page interactive within 1 s (median of 3 loads ${median.toFixed(0)} ms)`);
 await ready(execPath.slice(3));
 const heatDrawn = await page.evaluate(() => { const c = document.querySelector('canvas.heat'); return c && c.width > 100 && c.height > 100; });
 check(heatDrawn, 'heat map drawn');
@@ -250,6 +255,12 @@ check((await page.locator('#timeline li.refused').count()) === 1 && /Turn 0 \(ho
 check(/^sha256:[0-9a-f]{64}$/.test(await text('#state-digest')), 'session: the state digest');
 await shot('session');
 await axe('session');
+// A call's footprint from the timeline: its seven layers.
+await page.click('#timeline a[href^="/ui/calls/"]');
+await page.waitForURL(/\/ui\/calls\//);
+await ready(new URL(page.url()).pathname.slice(3));
+check((await page.locator('section[aria-labelledby="sec-layers"] tbody tr').count()) === 7, 'call: its seven layers');
+await axe('call');
 const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + document.cookie);
 check(!stored.includes(TOKEN), 'the token is in no storage or cookie');
 
@@ -258,6 +269,16 @@ await page.click('#nav >> text=Registry');
 await ready('/registry');
 await shot('registry', false);
 await axe('registry');
+// The diff of registry versions 1 (the seed) and 2 (UI_CHOP added), from
+// the history's form.
+await page.fill('#va', '1');
+await page.fill('#vb', '2');
+await page.press('#vb', 'Enter');
+await ready('/registry/diff/1/2');
+check(/UI_CHOP\s+added/.test(await text('main')), 'registry: the diff of two versions names the capability added');
+await axe('registry diff');
+await page.goBack();
+await ready('/registry');
 await page.fill('#cap-filter', 'UI_CHOP');
 await page.click('text=UI_CHOP');
 await ready('/registry/capabilities/UI_CHOP');

@@ -47,7 +47,9 @@ function paramText(p: Record<string, unknown>): string {
 export async function executionPage(main: HTMLElement, hash: string): Promise<void> {
   add(main, h('h1', {}, 'Execution'));
   let fp: Footprint;
+  performance.mark('execution-start');
   try { fp = await api<Footprint>('GET', `/v1/executions/${enc(hash)}`); } catch (e) { add(main, errorBox(e instanceof ApiError ? e.problem : e)); return; }
+  performance.mark('execution-footprint');
   const ms = fp.morphisms;
   const sel = fp.selected_index;
   const dir = fp.metric.direction;
@@ -190,6 +192,7 @@ export async function executionPage(main: HTMLElement, hash: string): Promise<vo
   );
   if (sel !== null) showMorphism(sel);
   heat.draw();
+  performance.mark('execution-drawn');
   await drawEquity().catch((e) => add(chartBox, errorBox(e instanceof ApiError ? e.problem : e)));
   performance.mark('execution-interactive');
 }
@@ -207,11 +210,12 @@ function heatMap(fp: Footprint, ax: { name: string; values: unknown[] }[], lo: n
   const axis = (n: string) => ax.find((a) => a.name === n)!;
 
   // cellIndex is the morphism at (x, y) with the other parameters as the
-  // selected morphism has them.
+  // selected morphism has them: a lookup by the parameters' key, built once
+  // (a 256-cell map is drawn on every pick).
+  const paramKey = (p: Record<string, unknown>) => key(Object.keys(p).sort().map((n) => [n, p[n]]));
+  const byParams = new Map(ms.map((m) => [paramKey(m.params), m.index]));
   function cellIndex(xi: number, yi: number): number {
-    const want = { ...ms[sel].params, [xName]: axis(xName).values[xi], [yName]: axis(yName).values[yi] };
-    const k = key(Object.keys(want).sort().map((n) => [n, want[n]]));
-    return ms.findIndex((m) => key(Object.keys(m.params).sort().map((n) => [n, m.params[n]])) === k);
+    return byParams.get(paramKey({ ...ms[sel].params, [xName]: axis(xName).values[xi], [yName]: axis(yName).values[yi] })) ?? -1;
   }
 
   const CELL = 28, PADL = 70, PADB = 44, PADT = 8;
