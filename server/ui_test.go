@@ -160,10 +160,18 @@ func TestMorphismPnL(t *testing.T) {
 	if p.PnL[0] != nil || defined < len(p.PnL)/2 {
 		t.Errorf("%d of %d values defined, first %v: want NA before the window fills, then values", defined, len(p.PnL), p.PnL[0])
 	}
+	// A morphism the risk filter rejected (leverage over the bound of 10)
+	// never ran: it has no P&L.
+	g := a.json("POST", "/v1/ground", fmt.Sprintf(`{"request":{"family":"MOM_WZS","metric":"SRP","params":{"window":25,"leverage":[1,12]},"data":"oil-spot/wti-daily.csv"},"discovery":%q}`, tr.discovery), 200)
+	rej := a.json("POST", "/v1/executions", fmt.Sprintf(`{"grounding":%q}`, g["id"]), 201)["hash"].(string)
+	if r := a.do("GET", "/v1/executions/"+rej+"/morphisms/0/pnl", nil); r.status != 200 {
+		t.Errorf("the admitted morphism's P&L: %d %s", r.status, r.body)
+	}
 	for _, c := range []struct {
 		path string
 		want int
 	}{
+		{"/v1/executions/" + rej + "/morphisms/1/pnl", 404},
 		{"/v1/executions/" + tr.execution + "/morphisms/2/pnl", 404},
 		{"/v1/executions/" + tr.execution + "/morphisms/-1/pnl", 400},
 		{"/v1/executions/" + tr.execution + "/morphisms/x/pnl", 400},
