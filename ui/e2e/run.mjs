@@ -162,13 +162,16 @@ await page.goto(`${BASE}/ui/discoveries/${evidence}`);
 await ready(`/discoveries/${evidence}`);
 const grid = { family: 'MOM_WZS', metric: 'SRP', params: { window: [5, 10, 15, 20, 25, 30, 40, 50, 60, 70, 80, 100, 120, 150, 200, 250], leverage: [0.5, 1, 1.5, 2, 2.5, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 16] }, data: 'oil-spot/wti-daily.csv' };
 await page.fill('#request', JSON.stringify(grid));
-await page.click('#ground');
+await page.keyboard.press('Tab'); // from the request to Ground
+check((await page.evaluate(() => document.activeElement?.id)) === 'ground', 'keyboard: Tab from the request reaches Ground');
+await page.keyboard.press('Enter');
 await page.waitForURL(/\/ui\/groundings\//);
 await ready(new URL(page.url()).pathname.slice(3));
 check(/Admitted/.test(await text('main')), 'grounding: admitted');
 await shot('grounding-admitted');
 await axe('grounding admitted');
-await page.click('#execute');
+await page.focus('#execute');
+await page.keyboard.press('Enter');
 await page.waitForURL(/\/ui\/executions\//, { timeout: 60000 });
 const execPath = new URL(page.url()).pathname;
 const execHash = decodeURIComponent(execPath.split('/').pop());
@@ -216,7 +219,8 @@ await page.locator('section[aria-labelledby="sec-equity-curves"]').screenshot({ 
 await axe('execution');
 
 // Replay: every layer matched.
-await page.click('#replay');
+await page.focus('#replay');
+await page.keyboard.press('Enter');
 await page.waitForSelector('#replay-result', { timeout: 60000 });
 check(/Every layer matched/.test(await text('#replay-result')) && (await page.locator('#replay-out tbody tr').count()) === 8, 'replay: every one of the eight layers matched');
 await page.click('#verify');
