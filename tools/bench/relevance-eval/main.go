@@ -81,7 +81,10 @@ type request struct {
 	Set    string   `json:"set"`
 	Prompt string   `json:"prompt"`
 	Gold   []string `json:"gold"`
-	dev    bool
+	// Candidates are the APIs offered with the request
+	// (StableToolBench), its gold among them.
+	Candidates []string `json:"candidates"`
+	dev        bool
 }
 
 // Stats are one method's figures on one half of one data set.
@@ -161,6 +164,7 @@ func run(args []string, stdout io.Writer) error {
 	set := fs.String("set", "all", "dev, test or all")
 	sweep := fs.Bool("sweep", false, "print the calibration grid on StableToolBench dev")
 	quick := fs.Bool("quick", false, "the relevance rows only (no baselines, no JSON)")
+	features := fs.String("features", "", "write what the decision rule reads of every request to `file` (JSON lines) and exit")
 	override := fs.String("config", "", "JSON `object` overriding constants of relevance.DefaultConfig (for calibration on dev)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -202,6 +206,14 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 	tauDocs := documents(tauTools)
+	if *features != "" {
+		f, err := os.Create(*features)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return writeFeatures(f, vec, cfg, tbDocs, tbReqs, tauDocs, tauReqs)
+	}
 	if *sweep {
 		return runSweep(stdout, vec, cfg, tbDocs, tbReqs, tauDocs, tauReqs)
 	}
@@ -277,6 +289,13 @@ func run(args []string, stdout io.Writer) error {
 			bl.Close()
 			if ds.name == "stabletoolbench" {
 				for _, u := range unserved(x, ds.docs, reqs) {
+					rows = append(rows, Row{ds.name, half, u.name, u.Stats})
+				}
+				orows, err := offeredRows(vec, cfg, ds.docs, tbReqs, reqs, tauDocs, *quick)
+				if err != nil {
+					return err
+				}
+				for _, u := range orows {
 					rows = append(rows, Row{ds.name, half, u.name, u.Stats})
 				}
 			}
