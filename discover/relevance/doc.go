@@ -2,8 +2,8 @@
 // documents, one per registry entry (name, title, description, parameter
 // names and descriptions, aliases, tags, examples), and a prompt, it
 // returns a small ranked set of matches with a deterministic integer
-// score and a quantised confidence below 0.5, or nothing. discover's relevance tier (relevance_tier.go)
-// reads it.
+// score and a quantised confidence below 0.5, or nothing. Package
+// discover's relevance tier (relevance_tier.go) reads it.
 //
 //	v := relevance.NewVectors(table)           // once: table from wordvec.Load
 //	x, _ := relevance.New(v, relevance.DefaultConfig())
