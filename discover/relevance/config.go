@@ -109,7 +109,7 @@ func DefaultConfig() Config {
 		SoftGainMilli:    100,
 		CosFloorMicro:    600_000,
 		MaxVecWords:      48,
-		ThresholdMicro:   150_000,
+		ThresholdMicro:   145_000,
 		FloorMicro:       100_000,
 		MarginMilli:      400,
 		MaxMatches:       5,

@@ -63,7 +63,7 @@
 // the Config.GateRank-th (30th, 0-based: the 31st) best credit (0 when
 // there are fewer candidates), which is what lets a request no document
 // serves match nothing in a large registry; and its score is at least
-// Config.ThresholdMicro (0.15), which is what makes it match nothing in a
+// Config.ThresholdMicro (0.145), which is what makes it match nothing in a
 // small one (a request arrives with the tools of a few upstreams: the
 // gate's rank is not reached there, and a request for something else
 // covers at most a few of its words by chance). Then, in diversified
