@@ -7,29 +7,25 @@ import (
 
 // Explanation is what the decision rule reads of one prompt: the
 // numbers its constants were calibrated on (tools/bench/relevance-eval
-// --features). All in the scorer's integer units.
+// --features), in the scorer's integer units. Den is the weight of the
+// Config.CoverWords heaviest prompt words and Total of all of them;
+// Credits are the candidates' weighted credits, highest first, and Groups
+// their group ids in that order (−1: none); Words are the prompt's words,
+// heaviest first.
 type Explanation struct {
-	// Den is the weight of the Config.CoverWords heaviest prompt words,
-	// Total of all of them.
-	Den   int64 `json:"den"`
-	Total int64 `json:"total"`
-	// Credits are the candidates' weighted credits, highest first.
-	Credits []int64 `json:"credits"`
-	// Groups are the candidates' group ids in the order of Credits (−1:
-	// none).
-	Groups []int32 `json:"groups"`
-	// Words are the prompt's words, heaviest first, with the best
-	// candidate's credit and lexical saturation for each.
-	Words []ExplainedWord `json:"words"`
+	Den, Total int64
+	Credits    []int64
+	Groups     []int32
+	Words      []ExplainedWord
 }
 
-// ExplainedWord is one prompt word of an Explanation.
+// ExplainedWord is one prompt word of an Explanation: its key, weight and
+// document frequency, and the best candidate's credit for it and BM25F
+// saturation alone (millionths).
 type ExplainedWord struct {
-	Key    string `json:"key"`
-	Weight int64  `json:"w"`
-	Credit int64  `json:"v"`   // the best candidate's, millionths
-	Sat    int64  `json:"sat"` // its BM25F saturation alone
-	DF     int    `json:"df"`
+	Key                 string
+	Weight, Credit, Sat int64
+	DF                  int
 }
 
 // Explain scores prompt as Query does and returns what the decision rule
