@@ -9,7 +9,7 @@ import (
 
 // Version names the scoring rule; it is part of Config.Digest, so a result
 // scored by another rule cites another digest.
-const Version = "groundgate/relevance/v3"
+const Version = "groundgate/relevance/v4"
 
 // The fields of a document, in the order Config's per-field arrays use.
 const (
@@ -58,11 +58,14 @@ type Config struct {
 	CosFloorMicro int64 `json:"cos_floor_micro"`
 	MaxVecWords   int   `json:"max_vec_words"`
 
-	// The decision rule: a document matches when its score (its weighted
-	// credit over the CoverWords denominator, below) is at least
-	// ThresholdMicro, at least MarginMilli/1000 of the best score, and
-	// among the MaxMatches best.
+	// The decision rule: nothing matches unless the best score (its
+	// weighted credit over the CoverWords denominator, below) is at least
+	// ThresholdMicro, the absolute relevance a request nothing serves
+	// rarely reaches; then a document matches when its score is at least
+	// FloorMicro (≤ ThresholdMicro), at least MarginMilli/1000 of the best
+	// score, and among the MaxMatches best.
 	ThresholdMicro int64 `json:"threshold_micro"`
+	FloorMicro     int64 `json:"floor_micro"`
 	MarginMilli    int64 `json:"margin_milli"`
 	MaxMatches     int   `json:"max_matches"`
 
@@ -106,7 +109,8 @@ func DefaultConfig() Config {
 		SoftGainMilli:    100,
 		CosFloorMicro:    600_000,
 		MaxVecWords:      48,
-		ThresholdMicro:   100_000,
+		ThresholdMicro:   145_000,
+		FloorMicro:       100_000,
 		MarginMilli:      400,
 		MaxMatches:       5,
 		CoverWords:       4,
@@ -138,6 +142,8 @@ func (c Config) Check() error {
 		return fmt.Errorf("relevance: max vector words %d out of range", c.MaxVecWords)
 	case c.ThresholdMicro < 1 || c.ThresholdMicro > 1_000_000:
 		return fmt.Errorf("relevance: threshold %d out of range", c.ThresholdMicro)
+	case c.FloorMicro < 1 || c.FloorMicro > c.ThresholdMicro:
+		return fmt.Errorf("relevance: floor %d not in 1…threshold", c.FloorMicro)
 	case c.MaxMatches < 1 || c.MaxMatches > 5:
 		return fmt.Errorf("relevance: max matches %d not in 1…5", c.MaxMatches)
 	case c.CoverWords < 0 || c.CoverWords > c.MaxQueryWords:

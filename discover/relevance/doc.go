@@ -2,8 +2,8 @@
 // documents, one per registry entry (name, title, description, parameter
 // names and descriptions, aliases, tags, examples), and a prompt, it
 // returns a small ranked set of matches with a deterministic integer
-// score and a quantised confidence below 0.5, or nothing. It is not yet a
-// tier of discover's cascade.
+// score and a quantised confidence below 0.5, or nothing. Package
+// discover's relevance tier (relevance_tier.go) reads it.
 //
 //	v := relevance.NewVectors(table)           // once: table from wordvec.Load
 //	x, _ := relevance.New(v, relevance.DefaultConfig())
@@ -62,10 +62,15 @@
 // distribution: its credit is at least Config.GateMilli/1000 (2.1) times
 // the Config.GateRank-th (30th, 0-based: the 31st) best credit (0 when
 // there are fewer candidates), which is what lets a request no document
-// serves match nothing; and scores at least Config.ThresholdMicro (0.1).
-// Then, in diversified order, a document matches when its score is at
-// least the threshold and Config.MarginMilli/1000 (0.4) of the best, up
-// to Config.MaxMatches (≤ 5); a later match must also add at least
+// serves match nothing in a large registry; and its score is at least
+// Config.ThresholdMicro (0.145), which is what makes it match nothing in a
+// small one (a request arrives with the tools of a few upstreams: the
+// gate's rank is not reached there, and a request for something else
+// covers at most a few of its words by chance). Then, in diversified
+// order, a document matches when its score is at least
+// Config.FloorMicro (0.1: the second thing a request asks for scores
+// lower than the first) and Config.MarginMilli/1000 (0.4) of the best,
+// up to Config.MaxMatches (≤ 5); a later match must also add at least
 // Config.GainMicro of coverage over the earlier ones (0: off). A match's
 // confidence is ⌊499·S/10⁶⌋ thousandths: below 0.5, the keyword tier's.
 //

@@ -72,25 +72,7 @@ func (x *Index) cover(sc scored) []Match {
 	if len(sc.cands) == 0 {
 		return out
 	}
-	// The denominator: the weights of the CoverWords heaviest prompt words
-	// (all of them when CoverWords is 0): a request asks for one or a few
-	// things, so a long prompt does not dilute the score.
-	var den int64
-	if cfg.CoverWords == 0 {
-		den = sc.total
-	} else {
-		ws := make([]int64, len(sc.qs))
-		for qi, q := range sc.qs {
-			ws[qi] = q.w
-		}
-		slices.SortFunc(ws, func(a, b int64) int { return cmp.Compare(b, a) })
-		for i, w := range ws {
-			if i == cfg.CoverWords {
-				break
-			}
-			den += w
-		}
-	}
+	den := x.den(sc)
 	if den == 0 {
 		return out
 	}
@@ -119,7 +101,7 @@ func (x *Index) cover(sc scored) []Match {
 		if len(out) == cfg.MaxMatches {
 			break
 		}
-		if s < cfg.ThresholdMicro || s*1000 < top*cfg.MarginMilli {
+		if s < cfg.FloorMicro || s*1000 < top*cfg.MarginMilli {
 			continue // diversified: a later one may still pass
 		}
 		// A later match must add to what the earlier ones cover.
@@ -145,6 +127,26 @@ func (x *Index) cover(sc scored) []Match {
 		return cmp.Compare(a.Name, b.Name)
 	})
 	return out
+}
+
+// den is the decision rule's denominator: the weights of the
+// Config.CoverWords heaviest prompt words (all of them when CoverWords is
+// 0): a request asks for one or a few things, so a long prompt does not
+// dilute the score.
+func (x *Index) den(sc scored) int64 {
+	if x.cfg.CoverWords == 0 {
+		return sc.total
+	}
+	ws := make([]int64, len(sc.qs))
+	for qi, q := range sc.qs {
+		ws[qi] = q.w
+	}
+	slices.SortFunc(ws, func(a, b int64) int { return cmp.Compare(b, a) })
+	var den int64
+	for _, w := range ws[:min(len(ws), x.cfg.CoverWords)] {
+		den += w
+	}
+	return den
 }
 
 // Rank returns the k best documents for prompt by the full score, in the

@@ -241,6 +241,64 @@ func TestQuery(t *testing.T) {
 	}
 }
 
+// TestThreshold: in a registry of one upstream's tools (a request arrives
+// with the tools of a few upstreams, not a marketplace's), requests for
+// something else match nothing, because the best score must reach
+// ThresholdMicro; v3's rule (one threshold, 0.1, for every match) matched
+// some of them. Later matches need FloorMicro only: the second tool a
+// request asks for scores lower than the first.
+func TestThreshold(t *testing.T) {
+	airline := fixture[:6]
+	unserved := []string{
+		"Send me the latest news about the football world cup",
+		"I need the user details and order history from my online shop",
+		"Get the current price of Bitcoin in US dollars",
+		"Send an email to my colleague about the meeting",
+		"Update the details of my user profile and my delivery address",
+		"Book a table at an Italian restaurant for four",
+	}
+	x := newIndex(t, airline)
+	for _, p := range unserved {
+		if r := x.Query(p); len(r.Matches) > 0 {
+			t.Errorf("%q: matched %v among the airline tools", p, r.Matches)
+		}
+	}
+	v3 := DefaultConfig()
+	v3.ThresholdMicro = v3.FloorMicro
+	old, err := New(testVectors(t), v3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range airline {
+		if err := old.Add(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := 0
+	for _, p := range unserved {
+		if len(old.Query(p).Matches) > 0 {
+			n++
+		}
+	}
+	if n == 0 {
+		t.Error("with one threshold of 0.1 every unserved request matched nothing: the test shows nothing")
+	}
+	r := x.Query("I want to cancel my reservation and get the details of the other one")
+	var names []string
+	for _, m := range r.Matches {
+		names = append(names, m.Name)
+	}
+	if !slices.Contains(names, "cancel_reservation") || !slices.Contains(names, "get_reservation_details") {
+		t.Errorf("served request: matched %v", r.Matches)
+	}
+	// Explain reads what Query decides on: the best's credit over the
+	// denominator is the best match's score.
+	e := x.Explain("I want to cancel my reservation")
+	if len(e.Credits) == 0 || e.Den == 0 || min(e.Credits[0]*1_000_000/e.Den, 1_000_000) != x.Query("I want to cancel my reservation").Matches[0].Score {
+		t.Errorf("explanation %+v disagrees with the query", e)
+	}
+}
+
 // TestIncremental: a document added or changed is found by the next query,
 // a removed one is not.
 func TestIncremental(t *testing.T) {
@@ -358,6 +416,11 @@ func TestConfig(t *testing.T) {
 	if _, err := New(testVectors(t), c); err == nil {
 		t.Fatal("6 matches accepted")
 	}
+	c = DefaultConfig()
+	c.FloorMicro = c.ThresholdMicro + 1
+	if _, err := New(testVectors(t), c); err == nil {
+		t.Fatal("a floor above the threshold accepted")
+	}
 	if DefaultConfig().Digest(wordvec.Digest) == c.Digest(wordvec.Digest) {
 		t.Fatal("digest ignores a constant")
 	}
@@ -375,8 +438,11 @@ func FuzzQuery(f *testing.F) {
 			t.Fatalf("%d matches", len(r.Matches))
 		}
 		for i, m := range r.Matches {
-			if m.Score < DefaultConfig().ThresholdMicro || m.Score > 1_000_000 || m.ConfidenceMilli >= 500 {
+			if m.Score < DefaultConfig().FloorMicro || m.Score > 1_000_000 || m.ConfidenceMilli >= 500 {
 				t.Fatalf("match %v", m)
+			}
+			if i == 0 && m.Score < DefaultConfig().ThresholdMicro {
+				t.Fatalf("best match %v below the threshold", m)
 			}
 			if i > 0 && m.Score > r.Matches[i-1].Score {
 				t.Fatal("not sorted")

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The relevance scorer (discover/relevance, issue 27) on the development
 # data, in-process: StableToolBench (2,479 APIs, 765 requests), τ-bench
-# airline (14 tools, the 30 tasks that write) and the unserved estimate,
-# each split dev/test by the SHA-256 of the request text. Prints a table
+# airline (14 tools, the 30 tasks that write), the unserved estimate and
+# the offered conditions (a request with a few upstreams' tools), each
+# split dev/test by the SHA-256 of the request text. Prints a table
 # and a JSON summary (see tools/bench/relevance-eval/main.go). The scorer
 # is deterministic: the figures are the same on every run.
 #

@@ -2,7 +2,7 @@
 // discover/relevance, issue 27) on the development data in
 // ../shared/data, in-process, and prints a table and a JSON summary.
 //
-//	relevance-eval [--data DIR] [--json FILE] [--set dev|test|all] [--sweep] [--config JSON]
+//	relevance-eval [--data DIR] [--json FILE] [--set dev|test|all] [--sweep] [--config JSON] [--features FILE]
 //
 // DIR holds tool-discovery/ and tau-airline/ (default
 // $GROUNDGATE_SHARED/data, else ../shared/data beside the repository).
@@ -20,7 +20,11 @@
 // are left out. Unserved: each StableToolBench request against the
 // registry without its gold APIs ("gold removed"), and without every API
 // of the tools its gold APIs belong to ("gold tools removed"): the share
-// that matches nothing.
+// that matches nothing. Offered (offered.go): each StableToolBench
+// request against the APIs offered with it and with three other requests
+// ("offered"), the others' alone ("offered unserved") and τ-bench's
+// airline tools ("airline tools"): a request arriving with a few
+// upstreams' tools rather than a marketplace's.
 //
 // Columns: any = share of requests with at least one gold matched; all =
 // share with every gold matched (the "recall" of a request); gold recall
@@ -37,6 +41,9 @@
 // request discovered by package discover. "cascade, named tiers" counts the exact, alias, tag, keyword and inversion matches (the
 // cascade before the relevance tier), "cascade + relevance" every match.
 //
+// --features writes what the decision rule reads of every request under
+// every condition (relevance.Index.Explain, and the rule's matches with
+// the gate off), one JSON line each, for calibrating the rule offline.
 // --quick prints the relevance rule's rows and the top-5 baselines only (for
 // calibration with --config). --sweep prints, for the dev half of StableToolBench, the figures of a
 // grid of thresholds and margins (what calibrated them).
@@ -81,7 +88,10 @@ type request struct {
 	Set    string   `json:"set"`
 	Prompt string   `json:"prompt"`
 	Gold   []string `json:"gold"`
-	dev    bool
+	// Candidates are the APIs offered with the request
+	// (StableToolBench), its gold among them.
+	Candidates []string `json:"candidates"`
+	dev        bool
 }
 
 // Stats are one method's figures on one half of one data set.
@@ -161,6 +171,7 @@ func run(args []string, stdout io.Writer) error {
 	set := fs.String("set", "all", "dev, test or all")
 	sweep := fs.Bool("sweep", false, "print the calibration grid on StableToolBench dev")
 	quick := fs.Bool("quick", false, "the relevance rows only (no baselines, no JSON)")
+	features := fs.String("features", "", "write what the decision rule reads of every request to `file` (JSON lines) and exit")
 	override := fs.String("config", "", "JSON `object` overriding constants of relevance.DefaultConfig (for calibration on dev)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -202,6 +213,14 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 	tauDocs := documents(tauTools)
+	if *features != "" {
+		f, err := os.Create(*features)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return writeFeatures(f, vec, cfg, tbDocs, tbReqs, tauDocs, tauReqs)
+	}
 	if *sweep {
 		return runSweep(stdout, vec, cfg, tbDocs, tbReqs, tauDocs, tauReqs)
 	}
@@ -277,6 +296,13 @@ func run(args []string, stdout io.Writer) error {
 			bl.Close()
 			if ds.name == "stabletoolbench" {
 				for _, u := range unserved(x, ds.docs, reqs) {
+					rows = append(rows, Row{ds.name, half, u.name, u.Stats})
+				}
+				orows, err := offeredRows(vec, cfg, ds.docs, tbReqs, reqs, tauDocs, *quick)
+				if err != nil {
+					return err
+				}
+				for _, u := range orows {
 					rows = append(rows, Row{ds.name, half, u.name, u.Stats})
 				}
 			}

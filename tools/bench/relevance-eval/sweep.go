@@ -54,11 +54,11 @@ func runSweep(w io.Writer, vec *relevance.Vectors, cfg relevance.Config, tbDocs 
 			for _, k := range []int{3, 5} {
 				var a, u, t Stats
 				for i, r := range tb {
-					a.add(r.Gold, decide(ranked[i], th, mg, k))
-					u.add(nil, decide(unranked[i], th, mg, k))
+					a.add(r.Gold, decide(ranked[i], th, min(th, cfg.FloorMicro), mg, k))
+					u.add(nil, decide(unranked[i], th, min(th, cfg.FloorMicro), mg, k))
 				}
 				for i, r := range tau {
-					t.add(r.Gold, decide(tauRanked[i], th, mg, k))
+					t.add(r.Gold, decide(tauRanked[i], th, min(th, cfg.FloorMicro), mg, k))
 				}
 				a.finish()
 				u.finish()
@@ -70,8 +70,9 @@ func runSweep(w io.Writer, vec *relevance.Vectors, cfg relevance.Config, tbDocs 
 	return tw.Flush()
 }
 
-// decide is Index.Query's rule on ranked matches.
-func decide(ms []relevance.Match, th, margin int64, k int) []string {
+// decide is Index.Query's rule on ranked matches: the best must reach
+// th, the others floor.
+func decide(ms []relevance.Match, th, floor, margin int64, k int) []string {
 	var out []string
 	if len(ms) == 0 || ms[0].Score < th {
 		return out
@@ -80,7 +81,7 @@ func decide(ms []relevance.Match, th, margin int64, k int) []string {
 		if len(out) == k {
 			break
 		}
-		if m.Score < th || m.Score*1000 < ms[0].Score*margin {
+		if m.Score < floor || m.Score*1000 < ms[0].Score*margin {
 			continue // the candidates are diversified, not sorted by score
 		}
 		out = append(out, m.Name)
