@@ -17,7 +17,12 @@ func TestReady(t *testing.T) {
 	s, _ := mustOpenStore(t)
 	d := mustNew(t, s)
 	x := d.cur
+	// Ready waits for both indexes: the relevance one may finish after the
+	// text one on a loaded machine.
 	if _, err := x.text.wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := x.text.relevance(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Ready(); err != nil {
