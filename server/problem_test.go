@@ -32,10 +32,10 @@ func TestProblemForCancellation(t *testing.T) {
 	}
 }
 
-// Every problem kind has a status and a title, and statuses come only from
+// Every problem type has a status and a title, and statuses come only from
 // that table.
 func TestKindsComplete(t *testing.T) {
-	for k, v := range kinds {
+	for k, v := range problemTypes {
 		if v.status < 400 || v.title == "" {
 			t.Errorf("%s: %+v", k, v)
 		}
