@@ -1,11 +1,14 @@
 package execution
 
-import "github.com/groundgate/groundgate/errkind"
+import (
+	"fmt"
+
+	"github.com/groundgate/groundgate/errkind"
+)
 
 // Sentinel errors, returned wrapped with context; match them with
-// errors.Is. Suggested HTTP mapping: ErrNotGrounded 403 (or 400 for a
-// grounding id that is not admitted), ErrNotFound 404, ErrBadData 422,
-// ErrDrift 409, ErrCorrupt 500.
+// errors.Is. Their kinds and codes decide how the edges answer them
+// (server/problem.go, docs/api.md).
 var (
 	// ErrNotGrounded is returned by Execute for a request that did not come
 	// out of the gate (a nil or zero *ground.Grounded): a bare request
@@ -60,3 +63,19 @@ var (
 	// changed since: what was authorised is not what would run.
 	ErrDataChanged = errkind.Coded(errkind.Conflict, "data-changed", "data changed since grounding")
 )
+
+// PanicError is a kernel's panic, recovered: it rejects its morphism (a
+// "run: …" domain reason), and the server keeps going. It has no kind: a
+// panic is a bug, never the request's fault. Its text is the reason's, so
+// it must not change (footprints hash it).
+type PanicError struct {
+	Op    string // the plan node's op, when the panic is a node's
+	Value any    // what the kernel panicked with
+}
+
+func (e *PanicError) Error() string {
+	if e.Op != "" {
+		return fmt.Sprintf("%s: internal error: %v", e.Op, e.Value)
+	}
+	return fmt.Sprintf("internal error: %v", e.Value)
+}
