@@ -326,6 +326,15 @@ func problemOf(typ, detail string) (int, Problem, bool) {
 	return t.status, Problem{Type: problemPrefix + typ, Title: t.title, Status: t.status, Detail: detail}, t.status >= 500 && !t.quiet
 }
 
+// InvalidParams reports whether MCP answers the problem as a JSON-RPC
+// invalid-params error (-32602) instead of a tool error carrying it: the
+// caller's arguments are not the documented shape (REST's 400) or are over
+// the body limit (413). Everything else is a decision, a state or a
+// failure a model reads in a tool result (docs/mcp.md).
+func (p Problem) InvalidParams() bool {
+	return p.Status == http.StatusBadRequest || p.Status == http.StatusRequestEntityTooLarge
+}
+
 // errorHandler is echo's error handler: every error leaves as
 // application/problem+json.
 func (s *Server) errorHandler(err error, c echo.Context) {

@@ -126,7 +126,7 @@ func TestUpstreamCLI(t *testing.T) {
 	if err := os.WriteFile(ov, []byte(`{"no_such_tool": {"disc": {"aliases": ["x"]}}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, out, errs := gg("upstream", "sync", "items", "--overlay", ov); code != 1 || out != "" ||
+	if code, out, errs := gg("upstream", "sync", "items", "--overlay", ov); code != 5 || out != "" ||
 		!strings.Contains(errs, "422") || !strings.Contains(errs, "no_such_tool") {
 		t.Fatalf("bad overlay: %d %q %s", code, out, errs)
 	}
@@ -144,7 +144,7 @@ func TestUpstreamCLI(t *testing.T) {
 		{"upstream", "add", "bad", "--stdio", "--pin", "sometimes", "--", bin},
 	} {
 		code, out, errs := gg(args...)
-		if code != 1 || out != "" || !strings.Contains(errs, "400 Invalid upstream configuration (invalid-upstream): ") {
+		if code != 5 || out != "" || !strings.Contains(errs, "400 Invalid upstream configuration (invalid-upstream): ") {
 			t.Errorf("%v: %d %q %s", args, code, out, errs)
 		}
 	}
