@@ -103,25 +103,21 @@ func clip(s string, n int) string {
 
 // Kind is the problem type and HTTP status an upstream's failure is
 // answered with (SPEC §14: 502 or 504, never a 500; 503 when the
-// upstream is busy): the one mapping, used by the REST layer and
-// recorded in call footprints. ok is false for errors that are not an
+// upstream is busy), recorded in call footprints: the type is the code of
+// the sentinel the error wraps (the server answers by the same code), the
+// first of them in this order. ok is false for errors that are not an
 // upstream's.
 func Kind(err error) (status int, kind string, ok bool) {
-	switch {
-	case errors.Is(err, ErrTimeout):
-		return 504, "upstream-timeout", true
-	case errors.Is(err, ErrBusy):
-		return 503, "upstream-busy", true
-	case errors.Is(err, ErrResultTooLarge):
-		return 502, "upstream-result-too-large", true
-	case errors.Is(err, ErrProtocol):
-		return 502, "upstream-protocol-error", true
-	case errors.Is(err, ErrCallRejected):
-		return 502, "upstream-rejected", true
-	case errors.Is(err, ErrToolList):
-		return 502, "upstream-tool-list-refused", true
-	case errors.Is(err, ErrUnavailable), errors.Is(err, ErrClosed):
-		return 502, "upstream-unavailable", true
+	for _, s := range []struct {
+		err    error
+		status int
+	}{
+		{ErrTimeout, 504}, {ErrBusy, 503}, {ErrResultTooLarge, 502}, {ErrProtocol, 502},
+		{ErrCallRejected, 502}, {ErrToolList, 502}, {ErrUnavailable, 502}, {ErrClosed, 502},
+	} {
+		if errors.Is(err, s.err) {
+			return s.status, errkind.CodeOf(s.err), true
+		}
 	}
 	return 0, "", false
 }
