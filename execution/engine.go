@@ -409,10 +409,10 @@ func compute(ctx context.Context, in input, ro runOptions) (*outcome, error) {
 		logs[job.index].verdicts = append(logs[job.index].verdicts, o.verdicts...)
 		if o.err != nil {
 			setVerdict(m, map[string][]string{PredDomain: {"run: " + o.err.Error()}})
-			if fp.runErrs == nil {
-				fp.runErrs = map[int]error{}
+			if fp.RunErrors == nil {
+				fp.RunErrors = map[int]error{}
 			}
-			fp.runErrs[job.index] = o.err
+			fp.RunErrors[job.index] = o.err
 			continue
 		}
 		if o.reject != "" {

@@ -83,25 +83,21 @@ type Footprint struct {
 	// report the artifacts layer as changed.
 	ArtifactEncoding string `json:"artifact_encoding,omitempty"`
 
-	// runErrs holds, by morphism index, the error behind each "run: …"
+	// RunErrors holds, by morphism index, the error behind each "run: …"
 	// domain reason, in this process only: never encoded or hashed (the
 	// reason's text is), so that a caller (the fuzz runtime) classifies a
-	// run's failure by its kind, not by its text.
-	runErrs map[int]error
+	// run's failure by the error, not by its text. A kernel's panic is a
+	// *PanicError; a kernel's named failure wraps one of the kernel
+	// package's sentinels, and so has a kind (errkind.Of). Nil for a
+	// footprint read back from the store.
+	RunErrors map[int]error `json:"-"`
 }
-
-// RunError is the error that rejected morphism i with a "run: …" domain
-// reason, when this process computed the footprint (or one with the same
-// hash); nil otherwise, and for a footprint read back from the store.
-// A kernel's panic is a *PanicError; a kernel's named failure wraps one of
-// the kernel package's sentinels, and so has a kind (errkind.Of).
-func (f *Footprint) RunError(i int) error { return f.runErrs[i] }
 
 // keepRunErrors gives f the run errors of a footprint computed here with
 // the same hash (the stored copy Execute returns instead).
 func (f *Footprint) keepRunErrors(from *Footprint) {
 	if f != from && f.Hash == from.Hash {
-		f.runErrs = from.runErrs
+		f.RunErrors = from.RunErrors
 	}
 }
 

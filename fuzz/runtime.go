@@ -879,7 +879,7 @@ func (r *runner) classify(ctx context.Context, req []byte, names []string, fp *e
 		// A run's failure is classified by its error (kept in process by
 		// the executor), not by the reason's text.
 		var panicked *execution.PanicError
-		switch runErr := fp.RunError(i); {
+		switch runErr := fp.RunErrors[i]; {
 		case runErr == nil:
 		case errors.As(runErr, &panicked):
 			add(RulePanic, "a kernel panicked; the executor rejected the morphism with "+clipDetail("run: "+runErr.Error()))
