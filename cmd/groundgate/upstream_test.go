@@ -148,7 +148,7 @@ func TestUpstreamCLI(t *testing.T) {
 			t.Errorf("%v: %d %q %s", args, code, out, errs)
 		}
 	}
-	if code, out, errs := gg("upstream", "get", "bad"); code != 1 || out != "" || !strings.Contains(errs, "404") {
+	if code, out, errs := gg("upstream", "get", "bad"); code != 3 || out != "" || !strings.Contains(errs, "404") {
 		t.Errorf("a refused configuration was stored: %d %s %s", code, out, errs)
 	}
 	if code, out, _ := gg("upstream", "list"); code != 0 || strings.Contains(out, `"bad"`) {
@@ -157,7 +157,7 @@ func TestUpstreamCLI(t *testing.T) {
 
 	// Without the token: the server's 401, shown.
 	noToken := map[string]string{"GROUNDGATE_SERVER": ts.base}
-	if code, out, errs := runCLIEnv(t, noToken, "upstream", "sync", "--apply", "items"); code != 1 || out != "" || !strings.Contains(errs, "401") {
+	if code, out, errs := runCLIEnv(t, noToken, "upstream", "sync", "--apply", "items"); code != 10 || out != "" || !strings.Contains(errs, "401") {
 		t.Errorf("sync without the token: %d %q %s", code, out, errs)
 	}
 
