@@ -159,7 +159,7 @@ var sentinels = []struct {
 }
 
 // TestSentinelsListed reads the module's source: every exported
-// package-level Err… variable is declared with errkind.New or
+// package-level Err… variable has a comment and is declared with errkind.New or
 // errkind.Coded (it has a kind), or with fmt.Errorf wrapping another
 // sentinel (a case of it, whose kind TestSentinelProblems checks), and is
 // in the sentinels table above (so TestSentinelProblems pins what it is
@@ -184,7 +184,7 @@ func TestSentinelsListed(t *testing.T) {
 		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
-		f, err := parser.ParseFile(fset, path, nil, 0)
+		f, err := parser.ParseFile(fset, path, nil, parser.ParseComments)
 		if err != nil {
 			return err
 		}
@@ -207,6 +207,9 @@ func TestSentinelsListed(t *testing.T) {
 					found = append(found, name)
 					if i >= len(vs.Values) || !isErrkindCall(vs.Values[i]) {
 						t.Errorf("%s: %s is not declared with errkind.New or errkind.Coded", fset.Position(n.Pos()), name)
+					}
+					if vs.Doc == nil && (g.Doc == nil || len(g.Specs) > 1) {
+						t.Errorf("%s: %s has no comment saying when it is returned", fset.Position(n.Pos()), name)
 					}
 				}
 			}
