@@ -256,12 +256,13 @@ func isErrkindCall(e ast.Expr) bool {
 	return pkg.Name == "errkind" && (sel.Sel.Name == "New" || sel.Sel.Name == "Coded")
 }
 
-// TestSentinelProblems pins, for every sentinel, its kind and code and the
+// TestSentinelProblems pins, for every sentinel, its kind and code, the
 // status and problem type the API answers it with (wrapped, as packages
-// return them): testdata/sentinels.golden. A sentinel without a kind fails.
+// return them) and how MCP answers it: testdata/sentinels.golden. A
+// sentinel without a kind fails.
 func TestSentinelProblems(t *testing.T) {
 	var b bytes.Buffer
-	fmt.Fprintln(&b, "# sentinel\tkind\tcode\tstatus\tproblem type")
+	fmt.Fprintln(&b, "# sentinel\tkind\tcode\tstatus\tproblem type\tMCP")
 	for _, s := range sentinels {
 		k := errkind.Of(s.err)
 		if k == errkind.Unknown {
@@ -275,7 +276,11 @@ func TestSentinelProblems(t *testing.T) {
 		if code == "" {
 			code = "-"
 		}
-		fmt.Fprintf(&b, "%s\t%s\t%s\t%d\t%s\n", s.name, k, code, st, strings.TrimPrefix(p.Type, problemPrefix))
+		mcp := "tool-error"
+		if p.InvalidParams() {
+			mcp = "invalid-params"
+		}
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%d\t%s\t%s\n", s.name, k, code, st, strings.TrimPrefix(p.Type, problemPrefix), mcp)
 	}
 	golden := filepath.Join("testdata", "sentinels.golden")
 	if *updateSentinels {
