@@ -126,7 +126,9 @@ type RuntimeSummary struct {
 	// Minimising counts the extra cases minimisation ran.
 	Minimising int `json:"minimising"`
 	// Outcomes counts how the cases ended: "gate:F1" … for the gate's
-	// failure codes, "error:…" for a named execution error, and per
+	// failure codes, "error:CODE" for a named execution error (its
+	// problem type, or its kind, in snake case: "error:registry_drift",
+	// "error:not_found"), and per
 	// morphism "committed" or "rejected:PREDICATE" for each predicate it
 	// failed.
 	Outcomes map[string]int `json:"outcomes"`
