@@ -1,6 +1,6 @@
 package artifacts
 
-import "errors"
+import "github.com/groundgate/groundgate/errkind"
 
 // Sentinel errors, returned wrapped with the digest concerned. Callers match
 // them with errors.Is; the HTTP layer maps them to problem types.
@@ -8,10 +8,10 @@ var (
 	// ErrNotFound is returned by Get for a digest the store holds no blob
 	// under (including any digest that is not a blake3: digest, since no
 	// blob can be stored under one).
-	ErrNotFound = errors.New("artifact not found")
+	ErrNotFound = errkind.New(errkind.NotFound, "artifact not found")
 
 	// ErrCorrupt is returned by Get when the stored bytes no longer hash to
 	// their key; the bytes are never returned. Verify wraps it when it
 	// found at least one such blob.
-	ErrCorrupt = errors.New("artifact corrupt")
+	ErrCorrupt = errkind.New(errkind.Corrupt, "artifact corrupt")
 )

@@ -2,7 +2,6 @@ package calls
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/groundgate/groundgate/attest"
@@ -15,9 +14,6 @@ type Signer interface {
 }
 
 var _ Signer = (*attest.Signer)(nil)
-
-// ErrNoSigner is Attest's error on a Service without a signer. REST: 404.
-var ErrNoSigner = errors.New("this server signs no attestations")
 
 // Attest returns the DSSE envelope over an in-toto statement about the
 // stored call (SPEC §13, §14): subject groundgate-call:HASH, predicate the

@@ -2,7 +2,6 @@ package calls
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -574,6 +573,3 @@ func structuredOf(raw []byte) []byte {
 	}
 	return v.Structured
 }
-
-// ErrNotReplayable refuses to replay a write. REST: 409.
-var ErrNotReplayable = errors.New("not replayable")

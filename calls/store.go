@@ -3,7 +3,6 @@ package calls
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
@@ -16,12 +15,6 @@ import (
 // BucketCalls holds call footprints: call hash → the footprint's RFC 8785
 // form.
 var BucketCalls = []byte("calls.records")
-
-// Errors of the store. REST: 404, 500 (corrupt-record).
-var (
-	ErrNotFound = errors.New("no such call")
-	ErrCorrupt  = errors.New("call record corrupt")
-)
 
 // store keeps footprints durably; records made at once share a commit.
 type store struct {

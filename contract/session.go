@@ -456,10 +456,6 @@ func (e *Expr) Eval(st State) (any, error) {
 	return nil, fmt.Errorf("evaluated to a %s: %w", out.Type(), ErrNotScalar)
 }
 
-// ErrNotScalar is Expr.Eval's error for a value that is none of int,
-// double, string and bool.
-var ErrNotScalar = errors.New("not an int, double, string or bool")
-
 // toolEnv is the CEL environment of a tool's clauses of one phase.
 func toolEnv(ph Phase) (*cel.Env, error) {
 	scopes, err := scopesFor(ToolKind, ph)

@@ -11,6 +11,12 @@
 //
 // and callers test either the sentinel (errors.Is(err, registry.ErrNotFound))
 // or the kind (errors.Is(err, errkind.NotFound), or Of(err) == errkind.NotFound).
+//
+// Where the kind alone is too coarse for a client (a registry drift is a
+// conflict the client answers by discovering again, not by retrying), the
+// sentinel also carries a code, declared with Coded: a stable name the edges
+// answer with instead of the kind's (the HTTP problem type, the MCP tool
+// error). CodeOf reads it.
 package errkind
 
 import "errors"
@@ -83,6 +89,24 @@ func Of(err error) Kind {
 // the same arguments give two distinct sentinels, like errors.New.
 func New(k Kind, msg string) error { return &sentinel{kind: k, msg: msg} }
 
+// Coded is New for a sentinel that names its own code: a stable,
+// lower-case, hyphenated name (the problem type it is answered with, such
+// as "registry-drift"), more specific than its kind.
+func Coded(k Kind, code, msg string) error { return &sentinel{kind: k, code: code, msg: msg} }
+
+// CodeOf returns the code of the error Of reads its kind from: "" when that
+// error has none, or when no error in err's tree has a kind. The code and
+// the kind always come from the same error, so they never contradict.
+func CodeOf(err error) string {
+	var k kinded
+	if errors.As(err, &k) {
+		if c, ok := k.(interface{ Code() string }); ok {
+			return c.Code()
+		}
+	}
+	return ""
+}
+
 // Wrap returns an error of kind k that wraps err, for an error from outside
 // the project (a driver's, the operating system's) that a package classifies
 // where it receives it. Wrap(k, nil) is nil.
@@ -95,11 +119,13 @@ func Wrap(k Kind, err error) error {
 
 type sentinel struct {
 	kind Kind
+	code string
 	msg  string
 }
 
 func (e *sentinel) Error() string { return e.msg }
 func (e *sentinel) Kind() Kind    { return e.kind }
+func (e *sentinel) Code() string  { return e.code }
 
 // Is makes errors.Is(err, kind) true for a sentinel of that kind.
 func (e *sentinel) Is(target error) bool {

@@ -63,3 +63,35 @@ func TestNames(t *testing.T) {
 		t.Fatal("an out-of-range kind must read as unknown")
 	}
 }
+
+func TestCodes(t *testing.T) {
+	errDrift := errkind.Coded(errkind.Conflict, "registry-drift", "registry drift")
+	errPlain := errkind.New(errkind.Conflict, "closed")
+	tests := []struct {
+		name string
+		err  error
+		kind errkind.Kind
+		code string
+	}{
+		{"nil", nil, errkind.Unknown, ""},
+		{"foreign", errors.New("boom"), errkind.Unknown, ""},
+		{"coded", errDrift, errkind.Conflict, "registry-drift"},
+		{"wrapped coded", fmt.Errorf("execute: %w", errDrift), errkind.Conflict, "registry-drift"},
+		{"uncoded", errPlain, errkind.Conflict, ""},
+		// The code comes from the error the kind comes from: an outer
+		// uncoded kind hides an inner code.
+		{"outer uncoded", fmt.Errorf("%w: %w", errPlain, errDrift), errkind.Conflict, ""},
+		{"outer wrap", errkind.Wrap(errkind.Unavailable, errDrift), errkind.Unavailable, ""},
+		{"outer coded", fmt.Errorf("%w: %w", errDrift, errPlain), errkind.Conflict, "registry-drift"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if k, c := errkind.Of(tt.err), errkind.CodeOf(tt.err); k != tt.kind || c != tt.code {
+				t.Fatalf("Of, CodeOf = %v, %q; want %v, %q", k, c, tt.kind, tt.code)
+			}
+		})
+	}
+	if !errors.Is(errDrift, errkind.Conflict) || errors.Is(errDrift, errPlain) {
+		t.Fatal("a coded sentinel is of its kind and distinct from others")
+	}
+}

@@ -409,6 +409,10 @@ func compute(ctx context.Context, in input, ro runOptions) (*outcome, error) {
 		logs[job.index].verdicts = append(logs[job.index].verdicts, o.verdicts...)
 		if o.err != nil {
 			setVerdict(m, map[string][]string{PredDomain: {"run: " + o.err.Error()}})
+			if fp.RunErrors == nil {
+				fp.RunErrors = map[int]error{}
+			}
+			fp.RunErrors[job.index] = o.err
 			continue
 		}
 		if o.reject != "" {
@@ -628,7 +632,7 @@ func runOne(ctx context.Context, f *frame.Frame, days []int32, bufs *buffers, jo
 	cp := job.plan
 	defer func() {
 		if r := recover(); r != nil {
-			out = gridOut{err: fmt.Errorf("internal error: %v", r)}
+			out = gridOut{err: &PanicError{Value: r}}
 		}
 	}()
 	vals, err := evalPlanPool(ctx, f, cp, m, ro.planWorkers, bufs.series)
@@ -742,7 +746,7 @@ func evalPlanPool(ctx context.Context, f *frame.Frame, cp *compiled, m *memo, wo
 			// A kernel's panic fails its morphism, whichever goroutine
 			// ran it.
 			if r := recover(); r != nil {
-				errs[i] = fmt.Errorf("%s: internal error: %v", n.Op, r)
+				errs[i] = &PanicError{Op: n.Op, Value: r}
 			}
 		}()
 		eval := func() (rval, error) {
@@ -878,7 +882,7 @@ func (m *memo) get(key string, eval func() (rval, error)) (rval, error) {
 	e.once.Do(func() {
 		defer func() {
 			if r := recover(); r != nil {
-				e.err = fmt.Errorf("internal error: %v", r)
+				e.err = &PanicError{Value: r}
 			}
 		}()
 		mine, e.err = eval()

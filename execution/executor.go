@@ -276,6 +276,7 @@ func (x *Executor) Execute(ctx context.Context, g *ground.Grounded) (*Footprint,
 	if err != nil {
 		return nil, err
 	}
+	fp.keepRunErrors(out.fp)
 	x.log.LogAttrs(ctx, slog.LevelInfo, "execution",
 		slog.String("hash", fp.Hash.String()), slog.String("grounding", g.ID().String()),
 		slog.Int("morphisms", len(fp.Morphisms)), slog.Bool("new", stored),

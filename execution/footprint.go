@@ -82,6 +82,23 @@ type Footprint struct {
 	// the same way. It is not hashed: a wrong value only makes replay
 	// report the artifacts layer as changed.
 	ArtifactEncoding string `json:"artifact_encoding,omitempty"`
+
+	// RunErrors holds, by morphism index, the error behind each "run: …"
+	// domain reason, in this process only: never encoded or hashed (the
+	// reason's text is), so that a caller (the fuzz runtime) classifies a
+	// run's failure by the error, not by its text. A kernel's panic is a
+	// *PanicError; a kernel's named failure wraps one of the kernel
+	// package's sentinels, and so has a kind (errkind.Of). Nil for a
+	// footprint read back from the store.
+	RunErrors map[int]error `json:"-"`
+}
+
+// keepRunErrors gives f the run errors of a footprint computed here with
+// the same hash (the stored copy Execute returns instead).
+func (f *Footprint) keepRunErrors(from *Footprint) {
+	if f != from && f.Hash == from.Hash {
+		f.RunErrors = from.RunErrors
+	}
 }
 
 // MetricRef is the scoring metric: its capability, the engine kernel its

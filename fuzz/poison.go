@@ -213,9 +213,6 @@ func excerpt(s string, i, j int) string {
 	return b.String()
 }
 
-// ErrPoisoned marks an entry refused for its discovery text.
-var ErrPoisoned = fmt.Errorf("discovery text addresses agents: %w", registry.ErrInvalidEntry)
-
 // Screen is a registry write screen (registry.Options.Screen): it refuses
 // an entry any poisoning rule flags, naming each field and why.
 func Screen(e registry.Entry) error {

@@ -22,8 +22,8 @@ import (
 	"time"
 
 	"github.com/groundgate/groundgate/discover"
+	"github.com/groundgate/groundgate/errkind"
 	"github.com/groundgate/groundgate/execution"
-	"github.com/groundgate/groundgate/execution/kernel"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/pipeline"
@@ -36,7 +36,7 @@ import (
 const (
 	// RulePanic: the capability panicked — in the gate or the executor,
 	// or in a kernel, whose panic the executor turns into a rejection
-	// that names no rule ("internal error").
+	// that names no rule (an execution.PanicError).
 	RulePanic = "panic"
 	// RuleHang: one execution ran past the case deadline.
 	RuleHang = "hang"
@@ -46,8 +46,9 @@ const (
 	RuleNonFinite = "non_finite"
 	// RuleUnnamedError: the run failed with an error that is no named
 	// rejection: not a gate failure code, a contract clause, a risk
-	// predicate, a kernel's parameter error or a sentinel the server maps
-	// to a 4xx problem.
+	// predicate, or an error with a kind (errkind) that is the request's
+	// (a kernel's parameter error, a sentinel the API answers with a 4xx
+	// problem, or load).
 	RuleUnnamedError = "unnamed_error"
 	// RuleOutputsDisagree: one grounding executed twice (or replayed)
 	// gave two results.
@@ -125,7 +126,9 @@ type RuntimeSummary struct {
 	// Minimising counts the extra cases minimisation ran.
 	Minimising int `json:"minimising"`
 	// Outcomes counts how the cases ended: "gate:F1" … for the gate's
-	// failure codes, "error:…" for a named execution error, and per
+	// failure codes, "error:CODE" for a named execution error (its
+	// problem type, or its kind, in snake case: "error:registry_drift",
+	// "error:not_found"), and per
 	// morphism "committed" or "rejected:PREDICATE" for each predicate it
 	// failed.
 	Outcomes map[string]int `json:"outcomes"`
@@ -829,43 +832,26 @@ func (r *runner) execute(ctx context.Context, g *ground.Grounded) (*execution.Fo
 	}
 }
 
-// execErrorName names a named execution error for the outcome tally.
+// execErrorName names a named execution error for the outcome tally: its
+// sentinel's code (the problem type the API answers it with), else its
+// kind, in snake case ("error:registry_drift", "error:not_found").
 func execErrorName(err error) string {
-	for _, s := range []struct {
-		err  error
-		name string
-	}{{execution.ErrBadData, "bad_data"}, {execution.ErrOverBudget, "over_budget"}, {execution.ErrNotRunnable, "not_runnable"},
-		{execution.ErrDrift, "drift"}, {execution.ErrDataChanged, "data_changed"}, {execution.ErrNotGrounded, "not_grounded"},
-		{execution.ErrNotFound, "not_found"}, {execution.ErrBusy, "busy"}, {ground.ErrPolicyRefused, "policy_refused"}} {
-		if errors.Is(err, s.err) {
-			return s.name
-		}
+	name := errkind.CodeOf(err)
+	if name == "" {
+		name = errkind.Of(err).String()
 	}
-	return "policy_refused"
+	return strings.NewReplacer("-", "_", " ", "_").Replace(name)
 }
 
-// namedExecError reports an execution error the server answers with a
-// named 4xx problem (server/problem.go's vocabulary).
+// namedExecError reports an execution error that is a named rejection of
+// the request (or load): one with a kind, other than the kinds that are a
+// failure of the server or of what it depends on.
 func namedExecError(err error) bool {
-	var pe *ground.PolicyError
-	for _, s := range []error{execution.ErrBadData, execution.ErrOverBudget, execution.ErrNotRunnable, execution.ErrDrift,
-		execution.ErrDataChanged, execution.ErrNotGrounded, execution.ErrNotFound, execution.ErrBusy, ground.ErrPolicyRefused} {
-		if errors.Is(err, s) {
-			return true
-		}
+	switch errkind.Of(err) {
+	case errkind.Unknown, errkind.Corrupt, errkind.Unavailable:
+		return false
 	}
-	return errors.As(err, &pe)
-}
-
-// namedKernelError reports a morphism's run failure that names its
-// cause: one of the kernels' sentinel errors.
-func namedKernelError(detail string) bool {
-	for _, s := range []error{kernel.ErrParam, kernel.ErrLength, kernel.ErrColumn, kernel.ErrUnknown} {
-		if strings.Contains(detail, s.Error()) {
-			return true
-		}
-	}
-	return false
+	return true
 }
 
 // classify reads an execution's footprint, morphism by morphism.
@@ -879,7 +865,7 @@ func (r *runner) classify(ctx context.Context, req []byte, names []string, fp *e
 		}
 		out = append(out, obs{KindRuntime, rule, detail})
 	}
-	for _, m := range fp.Morphisms {
+	for i, m := range fp.Morphisms {
 		if m.Admissible {
 			if _, ok := m.Score.Value(); !ok {
 				add(RuleNonFinite, fmt.Sprintf("the %s score is NaN or infinite and nothing refused it", fp.Metric.Name))
@@ -892,14 +878,19 @@ func (r *runner) classify(ctx context.Context, req []byte, names []string, fp *e
 			}
 			continue
 		}
+		// A run's failure is classified by its error (kept in process by
+		// the executor), not by the reason's text.
+		var panicked *execution.PanicError
+		switch runErr := fp.RunErrors[i]; {
+		case runErr == nil:
+		case errors.As(runErr, &panicked):
+			add(RulePanic, "a kernel panicked; the executor rejected the morphism with "+clipDetail("run: "+runErr.Error()))
+		case errkind.Of(runErr) == errkind.Unknown:
+			add(RuleUnnamedError, "the run failed with an error that names no rule: "+clipDetail("run: "+runErr.Error()))
+		}
 		scoreRefused := false
 		for _, rs := range m.Reasons {
-			switch {
-			case rs.Predicate == execution.PredDomain && strings.HasPrefix(rs.Detail, "run: ") && strings.Contains(rs.Detail, "internal error"):
-				add(RulePanic, "a kernel panicked; the executor rejected the morphism with "+clipDetail(rs.Detail))
-			case rs.Predicate == execution.PredDomain && strings.HasPrefix(rs.Detail, "run: ") && !namedKernelError(rs.Detail):
-				add(RuleUnnamedError, "the run failed with an error that names no rule: "+clipDetail(rs.Detail))
-			case rs.Predicate == execution.PredPost && strings.Contains(rs.Detail, " "+fp.Metric.Name+"."):
+			if rs.Predicate == execution.PredPost && strings.Contains(rs.Detail, " "+fp.Metric.Name+".") {
 				scoreRefused = true
 			}
 		}

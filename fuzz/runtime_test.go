@@ -422,7 +422,9 @@ func (f *faulty) Execute(ctx context.Context, g *ground.Grounded) (*execution.Fo
 	switch {
 	case req.Family == "VOL_TGT":
 		m.Admissible, m.Rejected = false, []string{execution.PredDomain}
-		m.Reasons = []execution.Reason{{Predicate: execution.PredDomain, Detail: "run: volsize: internal error: runtime error: index out of range [3] with length 3"}}
+		panicked := &execution.PanicError{Op: "volsize", Value: "runtime error: index out of range [3] with length 3"}
+		m.Reasons = []execution.Reason{{Predicate: execution.PredDomain, Detail: "run: " + panicked.Error()}}
+		fp.RunErrors = map[int]error{0: panicked}
 	case req.IsPipeline() && slices.ContainsFunc(req.Pipeline, func(s ground.Step) bool { return s.Capability == "dlog" }):
 		m.Admissible, m.Rejected, m.Reasons, m.Score = true, []string{}, []execution.Reason{}, execution.ScoreOf(math.NaN())
 	}

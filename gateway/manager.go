@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sort"
@@ -21,10 +20,6 @@ import (
 // configuration's RFC 8785 form, secrets included (the file is the
 // server's, mode 0600).
 var BucketUpstreams = []byte("gateway.upstreams")
-
-// ErrNoUpstream is returned for a name no upstream is configured under.
-// REST: 404.
-var ErrNoUpstream = errors.New("no such upstream")
 
 // Registry is what the Manager needs from the registry: the entries in
 // force, and a way to write a sync as one version.

@@ -28,12 +28,6 @@ import (
 //     end and exhaust the stack. A cycle that descends into the instance
 //     ("properties", "items", …) ends with the instance, and is allowed.
 
-// ErrInvalidSchema is returned by CompileSchema for a schema that is not
-// one JSON object, does not compile as JSON Schema 2020-12, refers outside
-// itself, uses a dynamic reference, or has a reference cycle that does not
-// descend into the instance. A sync refuses such a tool. REST: 422.
-var ErrInvalidSchema = errors.New("invalid tool schema")
-
 // MaxSchemaBytes bounds one schema document.
 const MaxSchemaBytes = 1 << 20
 

@@ -92,10 +92,6 @@ type Plan struct {
 // listed its tools yet.
 const SyncWait = 10 * time.Second
 
-// ErrInvalidOverlay refuses an overlay that names a tool the upstream does
-// not list, or whose contract or words are not valid. REST: 422.
-var ErrInvalidOverlay = errors.New("invalid sync overlay")
-
 // Sync compares the upstream's live tools with the entries in force and,
 // when req.Apply, writes the plan as one registry version. A tool whose
 // words the screen flags is not applied unless the overlay gives its

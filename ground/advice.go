@@ -24,10 +24,6 @@ const RepairLLM RepairMode = "llm"
 // RuleLLM names the repairs an Advisor proposed.
 const RuleLLM = "llm"
 
-// ErrNoAdvisor is returned by Ground for RepairLLM on a gate without an
-// Advisor: the client asked for a repair this server cannot make.
-var ErrNoAdvisor = errors.New("this server has no LLM repair configured")
-
 // Advisor proposes a repaired pipeline request: given the request document
 // and the gate's failures ("field: detail"), the whole document with the
 // failing steps' parameters fixed. It is untrusted: the gate keeps only

@@ -27,10 +27,6 @@ type DataFacts interface {
 	PolicyFacts(ctx context.Context, path string) (map[string]policy.Value, hashing.Digest, error)
 }
 
-// ErrNoData marks a data source whose facts cannot be read because of the
-// source itself (missing, outside the root, not parseable).
-var ErrNoData = errors.New("no usable data source")
-
 // emptySet stands in when the gate has no policy store: every record still
 // names the (empty) set that admitted it.
 var emptySet = policy.NewSet()

@@ -1,7 +1,7 @@
 package hashing
 
-import "errors"
+import "github.com/groundgate/groundgate/errkind"
 
 // ErrMalformed is returned when a digest string or a JSON document cannot be
 // parsed into its canonical form.
-var ErrMalformed = errors.New("malformed")
+var ErrMalformed = errkind.New(errkind.Invalid, "malformed")

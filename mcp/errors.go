@@ -1,10 +1,12 @@
 package mcp
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/groundgate/groundgate/ground"
@@ -24,6 +26,23 @@ var nextStep = map[ground.Code]string{
 	ground.F10: "the tool's result broke a postcondition: it was not accepted; tell the researcher rather than retrying",
 	ground.F11: "a policy in force refuses this: change what the detail names, or ask the researcher",
 	ground.F12: "the upstream tool changed since it was approved and is quarantined: an operator must sync the upstream; do not retry",
+}
+
+// problemAnswer is a tool's answer to err, as the server's one classifier
+// decides (server.Problem.InvalidParams): a JSON-RPC invalid-params error
+// carrying the problem, or a tool error carrying it.
+func problemAnswer(ctx context.Context, api problemOfer, tool string, err error) (*sdk.CallToolResult, error) {
+	p := api.ProblemOf(ctx, err)
+	if p.InvalidParams() {
+		data, _ := json.Marshal(p)
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: tool + ": " + p.Detail, Data: data}
+	}
+	return toolError(p), nil
+}
+
+// problemOfer is the server's classifier (server.Server.ProblemOf).
+type problemOfer interface {
+	ProblemOf(context.Context, error) server.Problem
 }
 
 // toolError is the result a refusal or any other non-400 problem is

@@ -301,12 +301,7 @@ func (t tools) handler(c call) sdk.ToolHandler {
 			return res, nil // the call tool's: made as it says (call.go)
 		}
 		if err != nil {
-			p := t.api.ProblemOf(ctx, err)
-			if p.Status == http.StatusBadRequest || p.Status == http.StatusRequestEntityTooLarge {
-				data, _ := json.Marshal(p)
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: req.Params.Name + ": " + p.Detail, Data: data}
-			}
-			return toolError(p), nil
+			return problemAnswer(ctx, t.api, req.Params.Name, err)
 		}
 		b, err := json.Marshal(out)
 		if err != nil {

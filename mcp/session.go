@@ -396,15 +396,11 @@ func (h *Sessions) discover(ss *sessionServer) sdk.ToolHandler {
 				Message: fmt.Sprintf("%s: the arguments are %d bytes; the limit is %d", req.Params.Name, len(args), DefaultMaxArguments)}
 		}
 		if err := server.DecodeObject(args, &a); err != nil {
-			return nil, invalidParams(ctx, h.api, req.Params.Name, err)
+			return problemAnswer(ctx, h.api, req.Params.Name, err)
 		}
 		res, err := h.api.SessionTurn(ctx, ss.id, a.Prompt)
 		if err != nil {
-			p := h.api.ProblemOf(ctx, err)
-			if p.Status == http.StatusBadRequest || p.Status == http.StatusRequestEntityTooLarge {
-				return nil, invalidParams(ctx, h.api, req.Params.Name, err)
-			}
-			return toolError(p), nil
+			return problemAnswer(ctx, h.api, req.Params.Name, err)
 		}
 		names, err := h.sync(ctx, ss)
 		if err != nil {
@@ -417,14 +413,4 @@ func (h *Sessions) discover(ss *sessionServer) sdk.ToolHandler {
 		text := "The tools now listed: " + strings.Join(names, ", ") + ".\n" + string(b)
 		return &sdk.CallToolResult{StructuredContent: b, Content: []sdk.Content{&sdk.TextContent{Text: text}}}, nil
 	}
-}
-
-// invalidParams is a JSON-RPC invalid-params error carrying err's
-// problem, as the server's own tools answer REST's 400.
-func invalidParams(ctx context.Context, api interface {
-	ProblemOf(context.Context, error) server.Problem
-}, tool string, err error) error {
-	p := api.ProblemOf(ctx, err)
-	data, _ := json.Marshal(p)
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: tool + ": " + p.Detail, Data: data}
 }

@@ -14,7 +14,6 @@
 package policy
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -58,24 +57,6 @@ const (
 	MaxAppliesTo = 32
 	MaxNameLen   = 64
 	MaxPolicies  = 256
-)
-
-// Errors. The HTTP layer maps them to problems in one place.
-var (
-	// ErrInvalid: a policy fails validation (wrapped in *ValidationError).
-	ErrInvalid = errors.New("invalid policy")
-	// ErrNotFound: no policy or version by that name or number.
-	ErrNotFound = errors.New("policy not found")
-	// ErrCorrupt: stored policy bytes no longer hash to their id.
-	ErrCorrupt = errors.New("policy store corrupt")
-	// ErrNoSolver: policies are in force, or were asked to be checked, and
-	// no SMT solver is installed.
-	ErrNoSolver = errors.New("no SMT solver")
-	// ErrSolver: the solver failed (crashed, answered garbage) while
-	// checking; the request is refused and may be retried.
-	ErrSolver = errors.New("policy solver failed")
-	// ErrTooMany: the set would exceed MaxPolicies.
-	ErrTooMany = errors.New("too many policies")
 )
 
 // ValidationError lists what is wrong with a policy, field by field.

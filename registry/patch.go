@@ -2,17 +2,12 @@ package registry
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/groundgate/groundgate/hashing"
 )
-
-// ErrStalePatch is returned when a patch names a capability that no
-// longer has the identity the patch was made for.
-var ErrStalePatch = errors.New("stale patch")
 
 // PatchDisc is the value of a DiscPatch's "patch" field.
 const PatchDisc = "disc"

@@ -32,7 +32,6 @@ package series
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math"
 	"unicode/utf8"
@@ -55,10 +54,6 @@ const (
 	MaxNameLen = 1<<16 - 1
 	headerLen  = len(Magic) + 1 + 4 + 4
 )
-
-// ErrMalformed is returned (wrapped) by Decode and Unpack for bytes that
-// are not a valid encoding.
-var ErrMalformed = errors.New("series: malformed encoding")
 
 // Table is a date index and float64 columns of equal length.
 type Table struct {

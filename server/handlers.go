@@ -283,7 +283,7 @@ func groundingOf(out ground.Outcome) Grounding {
 
 // refusal is GroundingResponse's answer to a refused outcome.
 func refusal(out ground.Outcome, body Grounding) (int, Problem) {
-	k := kinds[ptNotGrounded]
+	k := problemTypes[ptNotGrounded]
 	return k.status, Problem{
 		Type: problemPrefix + ptNotGrounded, Title: k.title, Status: k.status,
 		Detail:    refusalDetail(out.Record.Decision.Failures),

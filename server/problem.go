@@ -7,17 +7,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/groundgate/groundgate/artifacts"
 	"github.com/groundgate/groundgate/calls"
-	"github.com/groundgate/groundgate/discover"
-	"github.com/groundgate/groundgate/execution"
-	"github.com/groundgate/groundgate/fuzz/runs"
-	"github.com/groundgate/groundgate/gateway"
+	"github.com/groundgate/groundgate/errkind"
 	"github.com/groundgate/groundgate/ground"
-	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/policy"
 	"github.com/groundgate/groundgate/registry"
 	"github.com/groundgate/groundgate/session"
@@ -99,54 +95,85 @@ const retryAfterSeconds = "5"
 // cancellations apart from server failures in logs and metrics.
 const StatusClientClosedRequest = 499
 
-// kinds gives every problem type its one status and title: handlers pick a
-// kind, never a status code.
-var kinds = map[string]struct {
-	status int
-	title  string
+// problemTypes gives every problem type its one status and title, and the
+// kind a client reads it back as: handlers pick a type, never a status
+// code. detail, when set, replaces the error's
+// text (it says what to do, and the text would say nothing a client can
+// use); hint is appended to it. quiet marks the 5xx that are load or an
+// upstream's failure, not ours: their cause is not logged as an error.
+var problemTypes = map[string]struct {
+	kind         errkind.Kind // the kind a client reads the problem back as
+	status       int
+	title        string
+	detail, hint string
+	quiet        bool
 }{
-	ptMalformed:       {http.StatusBadRequest, "Malformed request"},
-	ptBadQuery:        {http.StatusBadRequest, "Bad discovery query"},
-	ptInvalidEntry:    {http.StatusUnprocessableEntity, "Invalid capability entry"},
-	ptNotGrounded:     {http.StatusUnprocessableEntity, "Request not grounded"},
-	ptNotFound:        {http.StatusNotFound, "Not found"},
-	ptDuplicate:       {http.StatusConflict, "Duplicate capability identity"},
-	ptUnauthorized:    {http.StatusUnauthorized, "Unauthorized"},
-	ptWritesOff:       {http.StatusForbidden, "Registry writes are disabled"},
-	ptTooLarge:        {http.StatusRequestEntityTooLarge, "Request body too large"},
-	ptHeaderTooLarge:  {http.StatusRequestHeaderFieldsTooLarge, "Request header fields too large"},
-	ptMediaType:       {http.StatusUnsupportedMediaType, "Unsupported media type"},
-	ptMethod:          {http.StatusMethodNotAllowed, "Method not allowed"},
-	ptCorrupt:         {http.StatusInternalServerError, "Stored record is corrupt"},
-	ptInternal:        {http.StatusInternalServerError, "Internal server error"},
-	ptNotAdmitted:     {http.StatusUnprocessableEntity, "Grounding was not admitted"},
-	ptBadData:         {http.StatusUnprocessableEntity, "Bad source data"},
-	ptDrift:           {http.StatusConflict, "Registry drift"},
-	ptOverBudget:      {http.StatusUnprocessableEntity, "Execution over budget"},
-	ptNotRunnable:     {http.StatusUnprocessableEntity, "Capability not runnable"},
-	ptBusy:            {http.StatusServiceUnavailable, "Executor busy"},
-	ptInvalidPolicy:   {http.StatusUnprocessableEntity, "Invalid policy"},
-	ptPolicyRefused:   {http.StatusUnprocessableEntity, "Refused by the policies in force"},
-	ptNoSolver:        {http.StatusServiceUnavailable, "Policy solver unavailable"},
-	ptDataChanged:     {http.StatusConflict, "Data changed since grounding"},
-	ptClientClosed:    {StatusClientClosedRequest, "Client closed request"},
-	ptFuzzRunning:     {http.StatusConflict, "A fuzz run is in progress"},
-	ptInvalidFuzzRun:  {http.StatusUnprocessableEntity, "Invalid fuzz run"},
-	ptNotReady:        {http.StatusServiceUnavailable, "Not ready"},
-	ptInvalidUpstream: {http.StatusBadRequest, "Invalid upstream configuration"},
-	ptInvalidOverlay:  {http.StatusUnprocessableEntity, "Invalid sync overlay"},
-	ptNotReplayable:   {http.StatusConflict, "Call not replayable"},
-	ptCallRefused:     {http.StatusUnprocessableEntity, "Call not admitted"},
-	ptResultRefused:   {http.StatusUnprocessableEntity, "Call result refused"},
-	ptSessionClosed:   {http.StatusConflict, "Session closed"},
-	// An upstream's failures: gateway.Kind chooses the type and status.
-	"upstream-timeout":           {http.StatusGatewayTimeout, "Upstream timed out"},
-	"upstream-busy":              {http.StatusServiceUnavailable, "Upstream busy"},
-	"upstream-result-too-large":  {http.StatusBadGateway, "Upstream result too large"},
-	"upstream-protocol-error":    {http.StatusBadGateway, "Upstream protocol error"},
-	"upstream-rejected":          {http.StatusBadGateway, "Upstream rejected the call"},
-	"upstream-tool-list-refused": {http.StatusBadGateway, "Upstream tool list refused"},
-	"upstream-unavailable":       {http.StatusBadGateway, "Upstream unavailable"},
+	ptMalformed:       {kind: errkind.Invalid, status: http.StatusBadRequest, title: "Malformed request"},
+	ptBadQuery:        {kind: errkind.Invalid, status: http.StatusBadRequest, title: "Bad discovery query"},
+	ptInvalidEntry:    {kind: errkind.Invalid, status: http.StatusUnprocessableEntity, title: "Invalid capability entry"},
+	ptNotGrounded:     {kind: errkind.Refused, status: http.StatusUnprocessableEntity, title: "Request not grounded"},
+	ptNotFound:        {kind: errkind.NotFound, status: http.StatusNotFound, title: "Not found"},
+	ptDuplicate:       {kind: errkind.Conflict, status: http.StatusConflict, title: "Duplicate capability identity"},
+	ptUnauthorized:    {kind: errkind.Unauthorized, status: http.StatusUnauthorized, title: "Unauthorized", detail: "this session needs Authorization: Bearer <its token> (or the admin token)"},
+	ptWritesOff:       {kind: errkind.Unauthorized, status: http.StatusForbidden, title: "Registry writes are disabled"},
+	ptTooLarge:        {kind: errkind.TooLarge, status: http.StatusRequestEntityTooLarge, title: "Request body too large"},
+	ptHeaderTooLarge:  {kind: errkind.TooLarge, status: http.StatusRequestHeaderFieldsTooLarge, title: "Request header fields too large"},
+	ptMediaType:       {kind: errkind.Invalid, status: http.StatusUnsupportedMediaType, title: "Unsupported media type"},
+	ptMethod:          {kind: errkind.Invalid, status: http.StatusMethodNotAllowed, title: "Method not allowed"},
+	ptCorrupt:         {kind: errkind.Corrupt, status: http.StatusInternalServerError, title: "Stored record is corrupt", detail: "a stored record failed its integrity check; run `groundgate registry verify`"},
+	ptInternal:        {kind: errkind.Unknown, status: http.StatusInternalServerError, title: "Internal server error", detail: "the server failed to handle the request; the cause is in its log"},
+	ptNotAdmitted:     {kind: errkind.Refused, status: http.StatusUnprocessableEntity, title: "Grounding was not admitted", hint: ": only a request the gate admitted executes"},
+	ptBadData:         {kind: errkind.Invalid, status: http.StatusUnprocessableEntity, title: "Bad source data"},
+	ptDrift:           {kind: errkind.Conflict, status: http.StatusConflict, title: "Registry drift", hint: " (F7): discover and ground again"},
+	ptOverBudget:      {kind: errkind.TooLarge, status: http.StatusUnprocessableEntity, title: "Execution over budget"},
+	ptNotRunnable:     {kind: errkind.Invalid, status: http.StatusUnprocessableEntity, title: "Capability not runnable", hint: ": the registry holds it, this engine cannot run it"},
+	ptBusy:            {kind: errkind.Busy, status: http.StatusServiceUnavailable, title: "Executor busy", hint: "; retry later", quiet: true},
+	ptInvalidPolicy:   {kind: errkind.Invalid, status: http.StatusUnprocessableEntity, title: "Invalid policy"},
+	ptPolicyRefused:   {kind: errkind.Refused, status: http.StatusUnprocessableEntity, title: "Refused by the policies in force"},
+	ptNoSolver:        {kind: errkind.Unavailable, status: http.StatusServiceUnavailable, title: "Policy solver unavailable", hint: "; the request was not admitted, retry later"},
+	ptDataChanged:     {kind: errkind.Conflict, status: http.StatusConflict, title: "Data changed since grounding"},
+	ptClientClosed:    {kind: errkind.Unknown, status: StatusClientClosedRequest, title: "Client closed request"},
+	ptFuzzRunning:     {kind: errkind.Conflict, status: http.StatusConflict, title: "A fuzz run is in progress", hint: ": wait for it to end or cancel it (DELETE), then start again"},
+	ptInvalidFuzzRun:  {kind: errkind.Invalid, status: http.StatusUnprocessableEntity, title: "Invalid fuzz run"},
+	ptNotReady:        {kind: errkind.Unavailable, status: http.StatusServiceUnavailable, title: "Not ready"},
+	ptInvalidUpstream: {kind: errkind.Invalid, status: http.StatusBadRequest, title: "Invalid upstream configuration"},
+	ptInvalidOverlay:  {kind: errkind.Invalid, status: http.StatusUnprocessableEntity, title: "Invalid sync overlay"},
+	ptNotReplayable:   {kind: errkind.Conflict, status: http.StatusConflict, title: "Call not replayable"},
+	ptCallRefused:     {kind: errkind.Refused, status: http.StatusUnprocessableEntity, title: "Call not admitted"},
+	ptResultRefused:   {kind: errkind.Refused, status: http.StatusUnprocessableEntity, title: "Call result refused"},
+	ptSessionClosed:   {kind: errkind.Conflict, status: http.StatusConflict, title: "Session closed", hint: ": open a new session"},
+	// An upstream's failures: the gateway's sentinels carry these codes
+	// (gateway.Kind records the same in call footprints).
+	"upstream-timeout":           {kind: errkind.Unavailable, status: http.StatusGatewayTimeout, title: "Upstream timed out", quiet: true},
+	"upstream-busy":              {kind: errkind.Busy, status: http.StatusServiceUnavailable, title: "Upstream busy", quiet: true},
+	"upstream-result-too-large":  {kind: errkind.TooLarge, status: http.StatusBadGateway, title: "Upstream result too large", quiet: true},
+	"upstream-protocol-error":    {kind: errkind.Unavailable, status: http.StatusBadGateway, title: "Upstream protocol error", quiet: true},
+	"upstream-rejected":          {kind: errkind.Unavailable, status: http.StatusBadGateway, title: "Upstream rejected the call", quiet: true},
+	"upstream-tool-list-refused": {kind: errkind.TooLarge, status: http.StatusBadGateway, title: "Upstream tool list refused", quiet: true},
+	"upstream-unavailable":       {kind: errkind.Unavailable, status: http.StatusBadGateway, title: "Upstream unavailable", quiet: true},
+}
+
+// kindProblems is the problem type of an error whose sentinel names no code
+// (errkind.Coded) of its own: one per kind. Conflict and Refused have none:
+// what a client does about them depends on which conflict or refusal, so
+// their sentinels carry a code; one without (not meant to reach a client)
+// is answered like an unclassified error.
+var kindProblems = map[errkind.Kind]string{
+	errkind.NotFound:     ptNotFound,
+	errkind.Corrupt:      ptCorrupt,
+	errkind.Invalid:      ptMalformed,
+	errkind.Busy:         ptBusy,
+	errkind.Unavailable:  ptNotReady,
+	errkind.Unauthorized: ptUnauthorized,
+	errkind.TooLarge:     ptTooLarge,
+}
+
+// KindOfProblem is the error kind of a problem type (a full
+// urn:groundgate:problem: URI or its last segment): what a client of the
+// API (the CLI) classifies an answer by. Unknown for a type it does not
+// know.
+func KindOfProblem(typ string) errkind.Kind {
+	return problemTypes[strings.TrimPrefix(typ, problemPrefix)].kind
 }
 
 // statusLabel is the metrics label for a status: its text, with nginx's
@@ -181,11 +208,17 @@ func newError(kind, format string, args ...any) *apiError {
 // problemFor maps any error to a status and problem, in one place, and says
 // whether its cause belongs in the error log. ctx is the request's context:
 // a cancellation is the client's doing only when that context ended.
-// Errors it does not recognise become a generic 500; their text is logged,
-// never sent.
+//
+// The typed errors that carry more than a message (fields, failures, a
+// record) are read first; every other error is answered by its kind
+// (errkind): the code its sentinel names, else the kind's problem type.
+// Errors without a kind become a generic 500; their text is logged, never
+// sent.
 func problemFor(ctx context.Context, err error) (int, Problem, bool) {
 	var (
 		ae  *apiError
+		pe  problemError
+		sce *sessionCallError
 		he  *echo.HTTPError
 		ve  *registry.ValidationError
 		pve *policy.ValidationError
@@ -195,142 +228,111 @@ func problemFor(ctx context.Context, err error) (int, Problem, bool) {
 		cre *calls.Refusal
 		cue *calls.UpstreamError
 	)
-	p := func(kind, detail string) (int, Problem, bool) {
-		k := kinds[kind]
-		return k.status, Problem{Type: problemPrefix + kind, Title: k.title, Status: k.status, Detail: detail}, k.status >= 500
-	}
-	var (
-		pe  problemError
-		sce *sessionCallError
-	)
 	switch {
 	case errors.As(err, &sce):
 		st, pr, logIt := problemFor(ctx, sce.err)
 		rec := sce.record
 		pr.Session = &rec
 		return st, pr, logIt
-	case errors.Is(err, session.ErrNotFound):
-		return p(ptNotFound, err.Error())
-	case errors.Is(err, session.ErrUnauthorized):
-		return p(ptUnauthorized, "this session needs Authorization: Bearer <its token> (or the admin token)")
-	case errors.Is(err, session.ErrClosed):
-		return p(ptSessionClosed, err.Error()+": open a new session")
-	case errors.Is(err, session.ErrTooLarge):
-		return p(ptTooLarge, err.Error())
-	case errors.Is(err, session.ErrInvalid):
-		return p(ptMalformed, err.Error())
-	case errors.Is(err, session.ErrCorrupt):
-		return p(ptCorrupt, "a stored record failed its integrity check; run `groundgate registry verify`")
 	case errors.As(err, &pe):
 		return pe.p.Status, pe.p, false
 	case errors.As(err, &ae):
-		st, pr, logIt := p(ae.kind, ae.detail)
+		st, pr, logIt := problemOf(ae.kind, ae.detail)
 		if ae.extra != nil {
 			ae.extra(&pr)
 		}
 		return st, pr, logIt
 	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
-		return p(ptClientClosed, "the client closed the request before the answer was ready")
+		return problemOf(ptClientClosed, "the client closed the request before the answer was ready")
 	case errors.As(err, &cre):
 		kind := ptCallRefused
 		if cre.Call != nil {
 			kind = ptResultRefused
 		}
-		st, pr, _ := p(kind, refusalDetail(cre.Failures))
+		st, pr, _ := problemOf(kind, refusalDetail(cre.Failures))
 		pr.Failures, pr.Call = cre.Failures, cre.Call
 		return st, pr, false
 	case errors.As(err, &cue):
-		st, pr, _ := p(cue.Call.Error.Type, cue.Err.Error())
+		st, pr, _ := problemOf(cue.Call.Error.Type, cue.Err.Error())
 		pr.Call = cue.Call
 		return st, pr, false
-	case errors.Is(err, gateway.ErrInvalidConfig):
-		return p(ptInvalidUpstream, err.Error())
-	case errors.Is(err, gateway.ErrInvalidOverlay):
-		return p(ptInvalidOverlay, err.Error())
-	case errors.Is(err, calls.ErrNotReplayable):
-		return p(ptNotReplayable, err.Error())
-	case errors.Is(err, gateway.ErrNoUpstream), errors.Is(err, calls.ErrNotFound), errors.Is(err, calls.ErrNoSigner):
-		return p(ptNotFound, err.Error())
-	case errors.Is(err, calls.ErrCorrupt):
-		return p(ptCorrupt, "a stored record failed its integrity check; run `groundgate registry verify`")
 	case errors.As(err, &mbe):
-		return p(ptTooLarge, fmt.Sprintf("the body is larger than %d bytes", mbe.Limit))
+		return problemOf(ptTooLarge, fmt.Sprintf("the body is larger than %d bytes", mbe.Limit))
 	case errors.As(err, &ve):
-		st, pr, _ := p(ptInvalidEntry, ve.Error())
+		st, pr, _ := problemOf(ptInvalidEntry, ve.Error())
 		pr.Errors = ve.Fields
 		return st, pr, false
 	case errors.As(err, &pve):
-		st, pr, _ := p(ptInvalidPolicy, pve.Error())
+		st, pr, _ := problemOf(ptInvalidPolicy, pve.Error())
 		pr.Errors = pve.Fields
 		return st, pr, false
-	case errors.Is(err, policy.ErrInvalid), errors.Is(err, policy.ErrTooMany):
-		return p(ptInvalidPolicy, err.Error())
 	case errors.As(err, &pre):
-		st, pr, _ := p(ptPolicyRefused, pre.Error()+": "+refusalDetail(pre.Failures))
+		st, pr, _ := problemOf(ptPolicyRefused, pre.Error()+": "+refusalDetail(pre.Failures))
 		pr.Failures = pre.Failures
 		return st, pr, false
-	case errors.Is(err, policy.ErrNoSolver), errors.Is(err, policy.ErrSolver):
-		st, pr, _ := p(ptNoSolver, err.Error()+"; the request was not admitted, retry later")
-		return st, pr, true
-	case errors.Is(err, execution.ErrDataChanged):
-		return p(ptDataChanged, err.Error())
 	case errors.As(err, &de):
-		st, pr, _ := p(ptDuplicate, de.Error())
+		st, pr, _ := problemOf(ptDuplicate, de.Error())
 		pr.Existing = de.Existing
 		return st, pr, false
-	case errors.Is(err, registry.ErrInvalidEntry):
-		return p(ptInvalidEntry, err.Error())
-	case errors.Is(err, registry.ErrNotFound), errors.Is(err, discover.ErrNotFound), errors.Is(err, ground.ErrNotFound),
-		errors.Is(err, execution.ErrNotFound), errors.Is(err, artifacts.ErrNotFound), errors.Is(err, policy.ErrNotFound),
-		errors.Is(err, runs.ErrNotFound):
-		return p(ptNotFound, err.Error())
-	case errors.Is(err, ground.ErrNotAdmitted), errors.Is(err, execution.ErrNotGrounded):
-		return p(ptNotAdmitted, err.Error()+": only a request the gate admitted executes")
-	case errors.Is(err, execution.ErrBadData):
-		return p(ptBadData, err.Error())
-	case errors.Is(err, execution.ErrOverBudget):
-		return p(ptOverBudget, err.Error())
-	case errors.Is(err, execution.ErrNotRunnable):
-		return p(ptNotRunnable, err.Error()+": the registry holds it, this engine cannot run it")
-	case errors.Is(err, execution.ErrBusy):
-		st, pr, _ := p(ptBusy, err.Error()+"; retry later")
-		return st, pr, false // a full queue is load, not a server failure
-	case errors.Is(err, execution.ErrDrift):
-		return p(ptDrift, err.Error()+" (F7): discover and ground again")
-	case errors.Is(err, runs.ErrRunning):
-		return p(ptFuzzRunning, err.Error()+": wait for it to end or cancel it (DELETE), then start again")
-	case errors.Is(err, runs.ErrInvalid):
-		return p(ptInvalidFuzzRun, err.Error())
-	case errors.Is(err, discover.ErrBadQuery):
-		return p(ptBadQuery, err.Error())
-	case errors.Is(err, hashing.ErrMalformed), errors.Is(err, ground.ErrNoAdvisor):
-		return p(ptMalformed, err.Error())
-	case errors.Is(err, registry.ErrCorrupt), errors.Is(err, discover.ErrCorrupt), errors.Is(err, ground.ErrCorrupt),
-		errors.Is(err, execution.ErrCorrupt), errors.Is(err, artifacts.ErrCorrupt), errors.Is(err, policy.ErrCorrupt),
-		errors.Is(err, runs.ErrCorrupt):
-		return p(ptCorrupt, "a stored record failed its integrity check; run `groundgate registry verify`")
-	case isUpstream(err):
-		_, kind, _ := gateway.Kind(err)
-		st, pr, _ := p(kind, err.Error())
-		return st, pr, false
-	case errors.As(err, &he):
+	}
+	if typ := problemTypeOf(err); typ != "" {
+		t := problemTypes[typ]
+		detail := t.detail
+		if detail == "" {
+			detail = err.Error() + t.hint
+		}
+		return problemOf(typ, detail)
+	}
+	if errors.As(err, &he) {
 		switch he.Code {
 		case http.StatusNotFound:
-			return p(ptNotFound, "no such path; see GET /openapi.json")
+			return problemOf(ptNotFound, "no such path; see GET /openapi.json")
 		case http.StatusMethodNotAllowed:
-			return p(ptMethod, "this path does not accept that method; see GET /openapi.json")
+			return problemOf(ptMethod, "this path does not accept that method; see GET /openapi.json")
 		case http.StatusRequestEntityTooLarge:
-			return p(ptTooLarge, "the request body is too large")
+			return problemOf(ptTooLarge, "the request body is too large")
 		case http.StatusUnsupportedMediaType:
-			return p(ptMediaType, "send JSON with Content-Type: application/json")
+			return problemOf(ptMediaType, "send JSON with Content-Type: application/json")
 		}
 		if he.Code >= 400 && he.Code < 500 {
-			st, pr, _ := p(ptMalformed, fmt.Sprint(he.Message))
+			st, pr, _ := problemOf(ptMalformed, fmt.Sprint(he.Message))
 			pr.Status, st = he.Code, he.Code
 			return st, pr, false
 		}
 	}
-	return p(ptInternal, "the server failed to handle the request; the cause is in its log")
+	return problemOf(ptInternal, problemTypes[ptInternal].detail)
+}
+
+// problemTypeOf is the problem type of an error by its kind: the code its
+// sentinel names (errkind.Coded), else its kind's type; "" for an error
+// without a kind, or of a kind with no type of its own and no code.
+func problemTypeOf(err error) string {
+	k := errkind.Of(err)
+	if k == errkind.Unknown {
+		return ""
+	}
+	if code := errkind.CodeOf(err); code != "" {
+		if _, ok := problemTypes[code]; ok {
+			return code
+		}
+	}
+	return kindProblems[k]
+}
+
+// problemOf is the problem of a type with its status and title, and
+// whether its cause is logged: a 5xx that is not load or an upstream's.
+func problemOf(typ, detail string) (int, Problem, bool) {
+	t := problemTypes[typ]
+	return t.status, Problem{Type: problemPrefix + typ, Title: t.title, Status: t.status, Detail: detail}, t.status >= 500 && !t.quiet
+}
+
+// InvalidParams reports whether MCP answers the problem as a JSON-RPC
+// invalid-params error (-32602) instead of a tool error carrying it: the
+// caller's arguments are not the documented shape (REST's 400) or are over
+// the body limit (413). Everything else is a decision, a state or a
+// failure a model reads in a tool result (docs/mcp.md).
+func (p Problem) InvalidParams() bool {
+	return p.Status == http.StatusBadRequest || p.Status == http.StatusRequestEntityTooLarge
 }
 
 // errorHandler is echo's error handler: every error leaves as
@@ -374,14 +376,8 @@ func writeProblem(c echo.Context, status int, prob Problem) {
 	b, err := json.Marshal(prob)
 	if err != nil {
 		status = http.StatusInternalServerError
-		b, _ = json.Marshal(Problem{Type: problemPrefix + ptInternal, Title: kinds[ptInternal].title, Status: status,
+		b, _ = json.Marshal(Problem{Type: problemPrefix + ptInternal, Title: problemTypes[ptInternal].title, Status: status,
 			Detail: "the server failed to encode its answer; the cause is in its log"})
 	}
 	_ = c.Blob(status, "application/problem+json", b)
-}
-
-// isUpstream reports whether err is an upstream's failure (gateway.Kind).
-func isUpstream(err error) bool {
-	_, _, ok := gateway.Kind(err)
-	return ok
 }

@@ -7,7 +7,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"errors"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -457,10 +456,7 @@ const MCPPath = "/mcp"
 // that no request is routed to a half-built index.
 func (s *Server) readyz(c echo.Context) error {
 	if err := s.disc.Ready(); err != nil {
-		if errors.Is(err, discover.ErrStarting) {
-			return newError(ptNotReady, "%v", err)
-		}
-		return err
+		return err // discover.ErrStarting is a not-ready problem
 	}
 	cur := s.reg.Current()
 	return c.JSON(http.StatusOK, map[string]any{"status": "ready", "version": cur.Version(), "registry": cur.Registry()})

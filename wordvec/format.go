@@ -38,10 +38,6 @@ const (
 	MaxWords = 1 << 20
 )
 
-// ErrCorrupt is wrapped by every error Parse returns for bytes that are not
-// a valid table.
-var ErrCorrupt = errors.New("wordvec: not a valid table")
-
 func corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"sort"
 
+	"github.com/groundgate/groundgate/errkind"
 	"github.com/groundgate/groundgate/registry"
 )
 
@@ -58,8 +59,26 @@ type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
+// exitCodes is a failed command's exit status by the kind of its error
+// (docs/operations.md, "Exit status"): a script can tell "not there" from
+// "try again later" from "refused" without reading the message. 1 is a
+// failure of no kind (and a check that found problems); 2 is a usage
+// error.
+var exitCodes = map[errkind.Kind]int{
+	errkind.Unknown:      1,
+	errkind.NotFound:     3,
+	errkind.Corrupt:      4,
+	errkind.Invalid:      5,
+	errkind.Conflict:     6,
+	errkind.Busy:         7,
+	errkind.Unavailable:  8,
+	errkind.Refused:      9,
+	errkind.Unauthorized: 10,
+	errkind.TooLarge:     11,
+}
+
 // Main runs a command line and returns the process exit code: 0 on success,
-// 1 on failure, 2 on a usage error.
+// 2 on a usage error, else the code of the error's kind (exitCodes).
 func (c *CLI) Main(ctx context.Context, args []string) int {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		c.usage(c.Stderr)
@@ -86,7 +105,7 @@ func (c *CLI) Main(ctx context.Context, args []string) int {
 			return 2
 		default:
 			fmt.Fprintf(c.Stderr, "groundgate %s: %v\n", args[0], err)
-			return 1
+			return exitCodes[errkind.Of(err)]
 		}
 	}
 	fmt.Fprintf(c.Stderr, "groundgate: unknown command %q\n\n", args[0])
@@ -101,6 +120,8 @@ func (c *CLI) usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-10s %s\n", s.name, s.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'groundgate <command> -h' for a command's flags.")
+	fmt.Fprintln(w, "Exit status: 0 ok; 1 failed (or a check found problems); 2 usage; 3 not found, 4 corrupt,")
+	fmt.Fprintln(w, "5 invalid, 6 conflict, 7 busy, 8 unavailable, 9 refused, 10 unauthorized, 11 too large.")
 }
 
 // newFlags returns a FlagSet that reports errors instead of exiting.

@@ -9,6 +9,9 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/groundgate/groundgate/errkind"
+	"github.com/groundgate/groundgate/server"
 )
 
 // Commands that act on what a running server owns (the gateway's
@@ -68,6 +71,10 @@ type problemError struct {
 		Problem string `json:"problem"`
 	} `json:"errors"`
 }
+
+// Kind is the kind of the problem's type, so that the CLI's exit status
+// says the same of a server's answer as of a local error.
+func (p *problemError) Kind() errkind.Kind { return server.KindOfProblem(p.Type) }
 
 func (p *problemError) Error() string {
 	var b strings.Builder

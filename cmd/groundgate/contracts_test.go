@@ -247,7 +247,7 @@ func TestContractCheckCLI(t *testing.T) {
 		{"an unknown subcommand", []string{"contract", "prove", "x.json"}, 2, "unknown subcommand"},
 		{"no request file", []string{"contract", "check", "--db", db}, 2, "one request file"},
 		{"a malformed request", []string{"contract", "check", "--db", db, "-"}, 1, "request is missing"},
-		{"an unknown family", []string{"contract", "check", "--db", db, writeFile(t, work, "nope.json", `{"family":"NOPE","metric":"SRP","data":"x.csv"}`)}, 1, `no family named "NOPE"`},
+		{"an unknown family", []string{"contract", "check", "--db", db, writeFile(t, work, "nope.json", `{"family":"NOPE","metric":"SRP","data":"x.csv"}`)}, 3, `no family named "NOPE"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := runCLI(t, tc.args...)

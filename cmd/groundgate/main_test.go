@@ -148,7 +148,7 @@ func TestRunReplayDiffCLI(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"same": true`) {
 		t.Fatalf("diff with itself: %d %.300s", code, out)
 	}
-	if code, _, stderr := runCLI(t, "replay", "--db", db, "sha256:"+strings.Repeat("0", 64)); code != 1 || !strings.Contains(stderr, "not found") {
+	if code, _, stderr := runCLI(t, "replay", "--db", db, "sha256:"+strings.Repeat("0", 64)); code != 3 || !strings.Contains(stderr, "not found") {
 		t.Fatalf("replay unknown: %d %s", code, stderr)
 	}
 }

@@ -335,7 +335,7 @@ func TestServeRefusesWithoutSolver(t *testing.T) {
 	if !errors.As(err, &ee) {
 		t.Fatalf("serve without a solver: %v (it started?)", err)
 	}
-	checkOneLine(t, "no solver", ee.ExitCode(), errb.String(), "groundgate serve: ", "5 policies are in force and no SMT solver can check them")
+	checkOneLine(t, "no solver", ee.ExitCode(), 8, errb.String(), "groundgate serve: ", "5 policies are in force and no SMT solver can check them")
 	if !strings.Contains(errb.String(), "apt-get install z3") {
 		t.Errorf("the line does not name the package: %s", errb.String())
 	}

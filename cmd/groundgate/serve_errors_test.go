@@ -48,13 +48,14 @@ func runProcess(t *testing.T, args ...string) (code int, stdout, stderr string) 
 }
 
 // checkOneLine asserts a failure printed exactly one line to stderr, with
-// the command's prefix and the expected words, and no panic.
-func checkOneLine(t *testing.T, what string, code int, stderr, prefix, want string) {
+// the command's prefix and the expected words, and no panic, and exited
+// with wantCode (the status of its error's kind, docs/operations.md).
+func checkOneLine(t *testing.T, what string, code, wantCode int, stderr, prefix, want string) {
 	t.Helper()
 	line := strings.TrimSuffix(stderr, "\n")
-	if code != 1 || strings.Contains(line, "\n") || !strings.HasPrefix(line, prefix) || !strings.Contains(line, want) ||
+	if code != wantCode || strings.Contains(line, "\n") || !strings.HasPrefix(line, prefix) || !strings.Contains(line, want) ||
 		strings.Contains(stderr, "panic") || strings.Contains(stderr, "goroutine") {
-		t.Errorf("%s: exit %d, stderr:\n%s\nwant exit 1 and one line %q… containing %q", what, code, stderr, prefix, want)
+		t.Errorf("%s: exit %d, stderr:\n%s\nwant exit %d and one line %q… containing %q", what, code, stderr, wantCode, prefix, want)
 	}
 }
 
@@ -84,7 +85,7 @@ func TestServeStartupFailures(t *testing.T) {
 			args[i] = strings.ReplaceAll(a, "NODIR", filepath.Join(dir, "nope"))
 		}
 		code, _, stderr := runProcess(t, args...)
-		checkOneLine(t, c.name, code, stderr, "groundgate serve: ", c.want)
+		checkOneLine(t, c.name, code, 1, stderr, "groundgate serve: ", c.want)
 		if left, _ := os.ReadDir(dir); len(left) != 0 {
 			t.Errorf("%s: left %v behind", c.name, left)
 		}
@@ -131,7 +132,7 @@ func TestLockedDatabase(t *testing.T) {
 	}
 	wg.Wait()
 	for i, args := range cmds {
-		checkOneLine(t, strings.Join(args, " "), res[i].code, res[i].stderr, "groundgate "+args[0]+": ", hint)
+		checkOneLine(t, strings.Join(args, " "), res[i].code, 1, res[i].stderr, "groundgate "+args[0]+": ", hint)
 		if res[i].stdout != "" {
 			t.Errorf("%v: stdout %q", args, res[i].stdout)
 		}
@@ -174,7 +175,7 @@ func TestFailedOpenRemovesOnlyItsOwnDatabase(t *testing.T) {
 func TestRegistryVersionZeroCLI(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "g.db")
 	code, stdout, stderr := runCLI(t, "registry", "version", "--db", db, "0")
-	if code != 1 || stdout != "" || !strings.Contains(stderr, "registry version 0: not found") {
+	if code != 3 || stdout != "" || !strings.Contains(stderr, "registry version 0: not found") {
 		t.Errorf("registry version 0: exit %d, stdout %q, stderr %q", code, stdout, stderr)
 	}
 	if code, _, _ := runCLI(t, "registry", "version", "--db", db, "1"); code != 0 {

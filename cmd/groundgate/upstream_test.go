@@ -126,7 +126,7 @@ func TestUpstreamCLI(t *testing.T) {
 	if err := os.WriteFile(ov, []byte(`{"no_such_tool": {"disc": {"aliases": ["x"]}}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if code, out, errs := gg("upstream", "sync", "items", "--overlay", ov); code != 1 || out != "" ||
+	if code, out, errs := gg("upstream", "sync", "items", "--overlay", ov); code != 5 || out != "" ||
 		!strings.Contains(errs, "422") || !strings.Contains(errs, "no_such_tool") {
 		t.Fatalf("bad overlay: %d %q %s", code, out, errs)
 	}
@@ -144,11 +144,11 @@ func TestUpstreamCLI(t *testing.T) {
 		{"upstream", "add", "bad", "--stdio", "--pin", "sometimes", "--", bin},
 	} {
 		code, out, errs := gg(args...)
-		if code != 1 || out != "" || !strings.Contains(errs, "400 Invalid upstream configuration (invalid-upstream): ") {
+		if code != 5 || out != "" || !strings.Contains(errs, "400 Invalid upstream configuration (invalid-upstream): ") {
 			t.Errorf("%v: %d %q %s", args, code, out, errs)
 		}
 	}
-	if code, out, errs := gg("upstream", "get", "bad"); code != 1 || out != "" || !strings.Contains(errs, "404") {
+	if code, out, errs := gg("upstream", "get", "bad"); code != 3 || out != "" || !strings.Contains(errs, "404") {
 		t.Errorf("a refused configuration was stored: %d %s %s", code, out, errs)
 	}
 	if code, out, _ := gg("upstream", "list"); code != 0 || strings.Contains(out, `"bad"`) {
@@ -157,7 +157,7 @@ func TestUpstreamCLI(t *testing.T) {
 
 	// Without the token: the server's 401, shown.
 	noToken := map[string]string{"GROUNDGATE_SERVER": ts.base}
-	if code, out, errs := runCLIEnv(t, noToken, "upstream", "sync", "--apply", "items"); code != 1 || out != "" || !strings.Contains(errs, "401") {
+	if code, out, errs := runCLIEnv(t, noToken, "upstream", "sync", "--apply", "items"); code != 10 || out != "" || !strings.Contains(errs, "401") {
 		t.Errorf("sync without the token: %d %q %s", code, out, errs)
 	}
 

@@ -30,9 +30,6 @@ type Document struct {
 	Group string `json:"group,omitempty"`
 }
 
-// ErrNoName is returned by Add for a document without a name.
-var ErrNoName = errors.New("relevance: document without a name")
-
 // posting is one (document, term) pair: id is the document's slot in a
 // term's postings and the term's id in a document's list; tf packs the
 // term's frequency in each field, 4 bits a field (saturated at 15).

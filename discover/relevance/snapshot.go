@@ -23,10 +23,6 @@ import (
 // snapshotMagic starts every snapshot; its last byte is the format.
 var snapshotMagic = []byte("groundgate/relevance-snapshot/1\n")
 
-// ErrSnapshot is wrapped by ReadSnapshot for bytes that are not a usable
-// snapshot (another format, another scoring rule, damaged).
-var ErrSnapshot = errors.New("relevance: not a usable snapshot")
-
 // WriteSnapshot writes the index to w: documents in slot order and terms
 // renumbered by first use, then the SHA-256 of everything before it.
 func (x *Index) WriteSnapshot(w io.Writer) error {

@@ -1,9 +1,10 @@
 package frame
 
 import (
-	"errors"
 	"strconv"
 	"strings"
+
+	"github.com/groundgate/groundgate/errkind"
 )
 
 // Sentinel errors. Load returns them wrapped in a *ParseError that says
@@ -12,64 +13,64 @@ import (
 var (
 	// ErrEmpty is returned when the input has no header line (it is empty
 	// or holds only blank lines).
-	ErrEmpty = errors.New("empty input: no header line")
+	ErrEmpty = errkind.New(errkind.Invalid, "empty input: no header line")
 
 	// ErrNoRows is returned when the input has a header but no data rows.
-	ErrNoRows = errors.New("no data rows")
+	ErrNoRows = errkind.New(errkind.Invalid, "no data rows")
 
 	// ErrNoColumns is returned when the header names a date column but no
 	// data column.
-	ErrNoColumns = errors.New("header has no data columns")
+	ErrNoColumns = errkind.New(errkind.Invalid, "header has no data columns")
 
 	// ErrTooManyColumns is returned when the header has more than
 	// MaxColumns data columns.
-	ErrTooManyColumns = errors.New("too many columns")
+	ErrTooManyColumns = errkind.New(errkind.TooLarge, "too many columns")
 
 	// ErrColumnName is returned for a data column whose header name is
 	// empty.
-	ErrColumnName = errors.New("empty or overlong column name")
+	ErrColumnName = errkind.New(errkind.Invalid, "empty or overlong column name")
 
 	// ErrDuplicateColumn is returned when two data columns have the same
 	// name.
-	ErrDuplicateColumn = errors.New("duplicate column name")
+	ErrDuplicateColumn = errkind.New(errkind.Invalid, "duplicate column name")
 
 	// ErrDelimiter is returned when the header line contains both ',' and
 	// ';' outside quotes, so the delimiter cannot be told.
-	ErrDelimiter = errors.New("ambiguous delimiter: header has both ',' and ';'")
+	ErrDelimiter = errkind.New(errkind.Invalid, "ambiguous delimiter: header has both ',' and ';'")
 
 	// ErrLineTooLong is returned for a line longer than MaxLineBytes.
-	ErrLineTooLong = errors.New("line too long")
+	ErrLineTooLong = errkind.New(errkind.TooLarge, "line too long")
 
 	// ErrQuote is returned for a malformed quoted field: an unterminated
 	// quote, a quote inside an unquoted field, or text after a closing
 	// quote.
-	ErrQuote = errors.New("malformed quoted field")
+	ErrQuote = errkind.New(errkind.Invalid, "malformed quoted field")
 
 	// ErrRagged is returned for a row whose number of fields differs from
 	// the header's.
-	ErrRagged = errors.New("ragged row")
+	ErrRagged = errkind.New(errkind.Invalid, "ragged row")
 
 	// ErrDate is returned for a date cell that is neither an ISO date
 	// (2006-01-02) nor a US date (1/2/2006), or not a calendar day.
-	ErrDate = errors.New("invalid date")
+	ErrDate = errkind.New(errkind.Invalid, "invalid date")
 
 	// ErrDuplicateDate is returned when a date repeats the previous row's.
-	ErrDuplicateDate = errors.New("duplicate date")
+	ErrDuplicateDate = errkind.New(errkind.Invalid, "duplicate date")
 
 	// ErrUnsorted is returned when a date is earlier than the previous
 	// row's.
-	ErrUnsorted = errors.New("dates not sorted")
+	ErrUnsorted = errkind.New(errkind.Invalid, "dates not sorted")
 
 	// ErrNumber is returned for a data cell that is neither an NA token nor
 	// a finite decimal number.
-	ErrNumber = errors.New("non-numeric cell")
+	ErrNumber = errkind.New(errkind.Invalid, "non-numeric cell")
 
 	// ErrShape is returned by New when names, columns and dates do not have
 	// matching lengths.
-	ErrShape = errors.New("columns do not match the date index")
+	ErrShape = errkind.New(errkind.Invalid, "columns do not match the date index")
 
 	// ErrNoColumn is returned by Select for a name the frame does not have.
-	ErrNoColumn = errors.New("no such column")
+	ErrNoColumn = errkind.New(errkind.Invalid, "no such column")
 )
 
 // ParseError says where in a CSV input Load failed. Err is one of the

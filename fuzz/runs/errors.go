@@ -1,8 +1,9 @@
 package runs
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/groundgate/groundgate/errkind"
 )
 
 // Sentinel errors. Callers match them with errors.Is; the HTTP layer maps
@@ -10,22 +11,22 @@ import (
 var (
 	// ErrNotFound is returned by Get and Cancel for a run that was never
 	// started or that retention has dropped.
-	ErrNotFound = errors.New("fuzz run not found")
+	ErrNotFound = errkind.New(errkind.NotFound, "fuzz run not found")
 
 	// ErrInvalid is returned by Start for a time budget or seed out of
 	// range.
-	ErrInvalid = errors.New("invalid fuzz run")
+	ErrInvalid = errkind.Coded(errkind.Invalid, "invalid-fuzz-run", "invalid fuzz run")
 
 	// ErrRunning is returned (wrapped in a *RunningError) by Start while
 	// another run is running: one run at a time.
-	ErrRunning = errors.New("a fuzz run is running")
+	ErrRunning = errkind.Coded(errkind.Conflict, "fuzz-run-in-progress", "a fuzz run is running")
 
 	// ErrCorrupt is returned when a stored run or finding no longer hashes
 	// to what its record says.
-	ErrCorrupt = errors.New("fuzz run corrupt")
+	ErrCorrupt = errkind.New(errkind.Corrupt, "fuzz run corrupt")
 
 	// ErrClosed is returned by Start after Close.
-	ErrClosed = errors.New("fuzz runs closed")
+	ErrClosed = errkind.New(errkind.Unavailable, "fuzz runs closed")
 )
 
 // RunningError names the run that is running when Start is refused.

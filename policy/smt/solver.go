@@ -15,22 +15,6 @@ import (
 	"time"
 )
 
-var (
-	// ErrNotInstalled: the solver's executable is not on this machine.
-	ErrNotInstalled = errors.New("smt: solver not installed")
-	// ErrBadQuery: the query text is malformed or uses a command other than
-	// declare-const, declare-fun, define-fun, define-sort and assert, or the
-	// solver rejected it (unknown symbol, ill-sorted term).
-	ErrBadQuery = errors.New("smt: bad query")
-	// ErrTimeout: the query ran out of time; the solver said so or was killed.
-	ErrTimeout = errors.New("smt: solver timeout")
-	// ErrSolver: the solver crashed, exited or answered something unreadable;
-	// its process was killed and will be restarted by the next query.
-	ErrSolver = errors.New("smt: solver failure")
-	// ErrClosed: the pool was closed.
-	ErrClosed = errors.New("smt: pool closed")
-)
-
 // Limits that keep one query's cost bounded.
 const (
 	// MaxQueryBytes caps the query text (commands plus goal).
