@@ -684,6 +684,7 @@ const PoolSize = 2
 // solver processes for it (started on first use). With a policy in force
 // and no solver installed it fails, naming the package to install: the
 // gate must never run without the rules it is configured to enforce.
+// With policies in force the pool's processes start (warmed) at once.
 func OpenPolicies(ctx context.Context, s *registry.Store, solver string, timeout time.Duration) (*policy.Store, *smt.Pool, *policy.Checker, error) {
 	sv, err := SolverByName(solver)
 	if err != nil {
@@ -699,5 +700,10 @@ func OpenPolicies(ctx context.Context, s *registry.Store, solver string, timeout
 		}
 	}
 	pool := smt.NewPool(sv, PoolSize)
+	if ps.Current().Len() > 0 {
+		// Rules in force: the first calls find their solvers warm (a
+		// solver's first query costs tens of milliseconds).
+		go pool.Warm()
+	}
 	return ps, pool, policy.NewChecker(pool, timeout), nil
 }
