@@ -510,26 +510,31 @@ func (k *Checker) explain(ctx context.Context, c *Compiled, axes map[string]*axi
 	}
 	res, err := k.solver.Check(ctx, smt.Query{Commands: b.String(), Goal: smt.SymbolText(c.allow), Values: []string{}, Timeout: k.timeout})
 	if err != nil {
-		if undecided(err) {
-			r := undecidedRefusal(c.Name, err)
-			r.Witness = witness
-			return *r, nil
-		}
-		return Refusal{}, solverErr(err)
+		return c.undecidedAt(err, witness)
 	}
 	var core []string
 	if res.Status == smt.Unsat {
 		core, err = k.minimalCore(ctx, c, prefix, smt.SymbolText(c.allow), res.Core)
 		if err != nil {
-			if ctx.Err() != nil || !undecided(err) {
+			if ctx.Err() != nil {
 				return Refusal{}, solverErr(err)
 			}
-			u := undecidedRefusal(c.Name, err)
-			u.Witness = witness
-			return *u, nil
+			return c.undecidedAt(err, witness)
 		}
 	}
 	return c.refusal(res.Status, core, witness), nil
+}
+
+// undecidedAt answers a solver error while explaining c's refusal at
+// witness: undecided when the solver could not decide (a timeout, a query
+// it refused), else the error.
+func (c *Compiled) undecidedAt(err error, witness []Assignment) (Refusal, error) {
+	if !undecided(err) {
+		return Refusal{}, solverErr(err)
+	}
+	r := undecidedRefusal(c.Name, err)
+	r.Witness = witness
+	return *r, nil
 }
 
 // refusal words c's refusal at witness from the solver's answer with
@@ -566,16 +571,11 @@ func (c *Compiled) refusal(status smt.Status, core []string, witness []Assignmen
 // every named rule (what minimalCore does when they number at most
 // maxShrink, and the only case it is asked for).
 func (k *Checker) explainCore(ctx context.Context, co corer, c *Compiled, prefix string, witness []Assignment) (Refusal, error) {
-	q, parts := c.coreQuery(prefix, smt.SymbolText(c.allow), c.namedAsserts())
+	q, parts := c.coreQuery(prefix, smt.SymbolText(c.allow), c.Rules())
 	q.Timeout = k.timeout
 	status, core, err := co.Core(ctx, q, parts)
 	if err != nil {
-		if undecided(err) {
-			r := undecidedRefusal(c.Name, err)
-			r.Witness = witness
-			return *r, nil
-		}
-		return Refusal{}, solverErr(err)
+		return c.undecidedAt(err, witness)
 	}
 	sort.Strings(core)
 	return c.refusal(status, core, witness), nil
@@ -809,17 +809,6 @@ func (k *Checker) leastPoint(ctx context.Context, cs []*Compiled, i int, axes ma
 		fmt.Fprintf(&fixed, "(assert (= %s %d))\n", ax.index, best[ax])
 	}
 	return best, nil
-}
-
-// namedAsserts lists the names of c's named assertions, in order.
-func (c *Compiled) namedAsserts() []string {
-	var out []string
-	for _, a := range c.asserts {
-		if a.Name != "" {
-			out = append(out, a.Name)
-		}
-	}
-	return out
 }
 
 // coreQuery is the query a core is minimised in: prefix, the unnamed
