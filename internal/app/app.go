@@ -684,7 +684,8 @@ const PoolSize = 2
 // solver processes for it (started on first use). With a policy in force
 // and no solver installed it fails, naming the package to install: the
 // gate must never run without the rules it is configured to enforce.
-// With policies in force the pool's processes start (warmed) at once.
+// With policies in force (at start, or once a policy is put) the pool's
+// processes start, warmed, at once.
 func OpenPolicies(ctx context.Context, s *registry.Store, solver string, timeout time.Duration) (*policy.Store, *smt.Pool, *policy.Checker, error) {
 	sv, err := SolverByName(solver)
 	if err != nil {
@@ -700,10 +701,15 @@ func OpenPolicies(ctx context.Context, s *registry.Store, solver string, timeout
 		}
 	}
 	pool := smt.NewPool(sv, PoolSize)
-	if ps.Current().Len() > 0 {
-		// Rules in force: the first calls find their solvers warm (a
-		// solver's first query costs tens of milliseconds).
-		go pool.Warm()
+	// With rules in force the first calls find their solvers warm (a
+	// solver's first query costs tens of milliseconds): at start, and when
+	// a set is put.
+	warm := func(set *policy.Set) {
+		if set.Len() > 0 {
+			go pool.Warm()
+		}
 	}
+	warm(ps.Current())
+	ps.OnChange(warm)
 	return ps, pool, policy.NewChecker(pool, timeout), nil
 }
