@@ -185,6 +185,17 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	if m.Policies, m.pool, m.Checker, err = OpenPolicies(ctx, m.Store, cfg.Solver, cfg.PolicyTimeout); err != nil {
 		return nil, err
 	}
+	// With rules in force the first calls find their solvers warm (a
+	// solver's first query costs tens of milliseconds): at start, and when
+	// a set is put.
+	pool := m.pool // Close sets m.pool to nil; Warm on a closed pool returns
+	warm := func(set *policy.Set) {
+		if set.Len() > 0 {
+			go pool.Warm()
+		}
+	}
+	warm(m.Policies.Current())
+	m.Policies.OnChange(warm)
 	gopts := []ground.Option{ground.WithLogger(cfg.Logger), ground.WithPolicies(m.Policies, m.Checker, m.Exec), ground.WithContracts(contracts)}
 	if cfg.Advisor != nil {
 		gopts = append(gopts, ground.WithAdvisor(cfg.Advisor, cfg.AdviceBudget))
@@ -684,8 +695,6 @@ const PoolSize = 2
 // solver processes for it (started on first use). With a policy in force
 // and no solver installed it fails, naming the package to install: the
 // gate must never run without the rules it is configured to enforce.
-// With policies in force (at start, or once a policy is put) the pool's
-// processes start, warmed, at once.
 func OpenPolicies(ctx context.Context, s *registry.Store, solver string, timeout time.Duration) (*policy.Store, *smt.Pool, *policy.Checker, error) {
 	sv, err := SolverByName(solver)
 	if err != nil {
@@ -701,15 +710,5 @@ func OpenPolicies(ctx context.Context, s *registry.Store, solver string, timeout
 		}
 	}
 	pool := smt.NewPool(sv, PoolSize)
-	// With rules in force the first calls find their solvers warm (a
-	// solver's first query costs tens of milliseconds): at start, and when
-	// a set is put.
-	warm := func(set *policy.Set) {
-		if set.Len() > 0 {
-			go pool.Warm()
-		}
-	}
-	warm(ps.Current())
-	ps.OnChange(warm)
 	return ps, pool, policy.NewChecker(pool, timeout), nil
 }
