@@ -34,6 +34,15 @@ type shrinker interface {
 
 var _ shrinker = (*smt.Pool)(nil)
 
+// corer checks a query with parts and shrinks the core in one solver
+// session (smt.Pool.Core): a refusal's explanation then costs one query,
+// not a check followed by a shrink.
+type corer interface {
+	Core(ctx context.Context, q smt.Query, parts []smt.Part) (smt.Status, []string, error)
+}
+
+var _ corer = (*smt.Pool)(nil)
+
 // DefaultTimeout bounds one solver query of a check.
 const DefaultTimeout = 2 * time.Second
 
@@ -346,7 +355,6 @@ func gridQuery(cs []*Compiled, open []int, axes map[string]*axis, order []*axis,
 	for j, i := range open {
 		c := cs[i]
 		pre := fmt.Sprintf("%sp%d.", reserved, i)
-		ren := func(s string) string { return pre + s }
 		terms := map[string]string{}
 		for _, bd := range c.bound {
 			if name := shared[bd.Ptr.Text+"\x00"+bd.Sort]; name != "" {
@@ -358,9 +366,10 @@ func gridQuery(cs []*Compiled, open []int, axes map[string]*axis, order []*axis,
 		for _, x := range dv[c] {
 			terms[x.A.Const] = x.lit
 		}
-		c.writeCommands(&b, ren, terms)
+		rt := c.renamedText(pre)
+		c.writeRenamed(&b, rt, terms)
 		bad[j] = fmt.Sprintf("%sbad.%d", reserved, i)
-		fmt.Fprintf(&b, "(declare-const %s Bool)\n(assert (= %s %s))\n", bad[j], bad[j], expandBool(c.refuses(ren)))
+		fmt.Fprintf(&b, "(declare-const %s Bool)\n(assert (= %s %s))\n", bad[j], bad[j], rt.refuses)
 		values = append(values, bad[j])
 	}
 	b.WriteString("(assert (or")
@@ -487,8 +496,11 @@ func (k *Checker) explain(ctx context.Context, c *Compiled, axes map[string]*axi
 		terms[x.A.Const] = x.lit
 		witness = append(witness, x.A)
 	}
-	c.writeCommands(&b, func(s string) string { return s }, terms)
+	c.writeRenamed(&b, c.renamedText(""), terms)
 	prefix := b.String()
+	if co, ok := k.solver.(corer); ok && len(c.Rules()) <= maxShrink {
+		return k.explainCore(ctx, co, c, prefix, witness)
+	}
 	for _, a := range c.asserts {
 		if a.Name != "" {
 			fmt.Fprintf(&b, "(assert (! %s :named %s))\n", a.Term.String(), smt.SymbolText(a.Name))
@@ -498,27 +510,42 @@ func (k *Checker) explain(ctx context.Context, c *Compiled, axes map[string]*axi
 	}
 	res, err := k.solver.Check(ctx, smt.Query{Commands: b.String(), Goal: smt.SymbolText(c.allow), Values: []string{}, Timeout: k.timeout})
 	if err != nil {
-		if undecided(err) {
-			r := undecidedRefusal(c.Name, err)
-			r.Witness = witness
-			return *r, nil
-		}
-		return Refusal{}, solverErr(err)
+		return c.undecidedAt(err, witness)
 	}
-	at := describePoint(witness)
-	r := Refusal{Policy: c.Name, Core: []string{}, Witness: witness}
-	switch res.Status {
-	case smt.Unsat:
-		r.Reason = ReasonViolated
-		core, err := k.minimalCore(ctx, c, prefix, smt.SymbolText(c.allow), res.Core)
+	var core []string
+	if res.Status == smt.Unsat {
+		core, err = k.minimalCore(ctx, c, prefix, smt.SymbolText(c.allow), res.Core)
 		if err != nil {
-			if ctx.Err() != nil || !undecided(err) {
+			if ctx.Err() != nil {
 				return Refusal{}, solverErr(err)
 			}
-			u := undecidedRefusal(c.Name, err)
-			u.Witness = witness
-			return *u, nil
+			return c.undecidedAt(err, witness)
 		}
+	}
+	return c.refusal(res.Status, core, witness), nil
+}
+
+// undecidedAt answers a solver error while explaining c's refusal at
+// witness: undecided when the solver could not decide (a timeout, a query
+// it refused), else the error.
+func (c *Compiled) undecidedAt(err error, witness []Assignment) (Refusal, error) {
+	if !undecided(err) {
+		return Refusal{}, solverErr(err)
+	}
+	r := undecidedRefusal(c.Name, err)
+	r.Witness = witness
+	return *r, nil
+}
+
+// refusal words c's refusal at witness from the solver's answer with
+// allow asserted: unsat with the minimal core, sat (undetermined), or
+// undecided.
+func (c *Compiled) refusal(status smt.Status, core []string, witness []Assignment) Refusal {
+	at := describePoint(witness)
+	r := Refusal{Policy: c.Name, Core: []string{}, Witness: witness}
+	switch status {
+	case smt.Unsat:
+		r.Reason = ReasonViolated
 		r.Core = append(r.Core, core...)
 		var rules []string
 		for _, n := range r.Core {
@@ -534,9 +561,24 @@ func (k *Checker) explain(ctx context.Context, c *Compiled, axes map[string]*axi
 		r.Detail = fmt.Sprintf("policy %s does not entail %s at %s: it depends on %s, which no pointer binds, and must hold for every value of them",
 			c.Name, c.allow, at, strings.Join(c.Unbound(), ", "))
 	default:
-		return *undecidedRefusal(c.Name, errors.New("the solver answered unknown")), nil
+		return *undecidedRefusal(c.Name, errors.New("the solver answered unknown"))
 	}
-	return r, nil
+	return r
+}
+
+// explainCore is explain in one solver session: the check of the rules
+// with allow, and when they refuse it the core minimised by deletion over
+// every named rule (what minimalCore does when they number at most
+// maxShrink, and the only case it is asked for).
+func (k *Checker) explainCore(ctx context.Context, co corer, c *Compiled, prefix string, witness []Assignment) (Refusal, error) {
+	q, parts := c.coreQuery(prefix, smt.SymbolText(c.allow), c.Rules())
+	q.Timeout = k.timeout
+	status, core, err := co.Core(ctx, q, parts)
+	if err != nil {
+		return c.undecidedAt(err, witness)
+	}
+	sort.Strings(core)
+	return c.refusal(status, core, witness), nil
 }
 
 func describePoint(w []Assignment) string {
@@ -668,22 +710,55 @@ func (c *Compiled) unnamedReason() string {
 	return "its unnamed assertions forbid it (name them with (! … :named n) to see which)"
 }
 
-// writeCommands writes the policy's declarations and helpers, renamed by
-// ren, with each bound constant defined as its term instead of declared:
-// (define-fun c () Sort term). Solvers expand definitions before solving,
-// so helpers over request values fold to constants — z3 4.8 takes ~1 ms
-// per string operation on a declared constant held equal to a literal,
-// and nothing on the literal itself.
-func (c *Compiled) writeCommands(b *strings.Builder, ren func(string) string, terms map[string]string) {
-	for _, cmd := range c.commands {
+// renamed is a policy's query text with its symbols prefixed: each
+// command as writeCommands writes it when no term replaces it, and the
+// term refuses gives, quantifiers expanded. It depends on the policy and
+// the prefix alone, so a check reuses it (parsing, renaming and
+// expanding a policy's text cost a few hundred µs, a check's grid query
+// itself about as much).
+type renamed struct {
+	cmds []string // each command, renamed
+	// consts[i] is command i's constant when it is a declare-const (a
+	// term may define it instead), with its renamed symbol in names[i].
+	consts, names []string
+	refuses       string
+}
+
+// renamedText is c's text under prefix pre, made once per prefix (the
+// gate's prefixes are a policy's place in the set: a few per policy).
+func (c *Compiled) renamedText(pre string) *renamed {
+	if v, ok := c.texts.Load(pre); ok {
+		return v.(*renamed)
+	}
+	ren := func(s string) string { return pre + s }
+	r := &renamed{consts: make([]string, len(c.commands)), names: make([]string, len(c.commands))}
+	for i, cmd := range c.commands {
 		if cmd.Head() == "declare-const" {
 			sym, _ := cmd.List[1].Symbol()
+			r.consts[i], r.names[i] = sym, smt.SymbolText(ren(sym))
+		}
+		r.cmds = append(r.cmds, cmd.Rename(c.symbols, ren).String())
+	}
+	r.refuses = expandBool(c.refuses(ren))
+	v, _ := c.texts.LoadOrStore(pre, r)
+	return v.(*renamed)
+}
+
+// writeRenamed writes the policy's declarations and helpers from r, its
+// text under r's prefix, with each bound constant defined as its term
+// instead of declared: (define-fun c () Sort term). Solvers expand
+// definitions before solving, so helpers over request values fold to
+// constants — z3 4.8 takes ~1 ms per string operation on a declared
+// constant held equal to a literal, and nothing on the literal itself.
+func (c *Compiled) writeRenamed(b *strings.Builder, r *renamed, terms map[string]string) {
+	for i, text := range r.cmds {
+		if sym := r.consts[i]; sym != "" {
 			if t, ok := terms[sym]; ok {
-				fmt.Fprintf(b, "(define-fun %s () %s %s)\n", smt.SymbolText(ren(sym)), c.sorts[sym], t)
+				fmt.Fprintf(b, "(define-fun %s () %s %s)\n", r.names[i], c.sorts[sym], t)
 				continue
 			}
 		}
-		b.WriteString(cmd.Rename(c.symbols, ren).String())
+		b.WriteString(text)
 		b.WriteByte('\n')
 	}
 }
@@ -736,6 +811,24 @@ func (k *Checker) leastPoint(ctx context.Context, cs []*Compiled, i int, axes ma
 	return best, nil
 }
 
+// coreQuery is the query a core is minimised in: prefix, the unnamed
+// assertions and goal, and as parts the named assertions in keep, in
+// source order.
+func (c *Compiled) coreQuery(prefix, goal string, keep []string) (smt.Query, []smt.Part) {
+	var b strings.Builder
+	b.WriteString(prefix)
+	var parts []smt.Part
+	for _, a := range c.asserts {
+		switch {
+		case a.Name == "":
+			fmt.Fprintf(&b, "(assert %s)\n", a.Term.String())
+		case slices.Contains(keep, a.Name):
+			parts = append(parts, smt.Part{Name: a.Name, Term: a.Term.String()})
+		}
+	}
+	return smt.Query{Commands: b.String(), Goal: goal, Values: []string{}}, parts
+}
+
 // maxShrink bounds the named assertions a core is minimised over by
 // deletion; beyond it the solver's own core is the start.
 const maxShrink = 24
@@ -755,18 +848,9 @@ func (k *Checker) minimalCore(ctx context.Context, c *Compiled, prefix, goal str
 	}
 	if sh, ok := k.solver.(shrinker); ok {
 		// The same deletion, in one solver session.
-		var b strings.Builder
-		b.WriteString(prefix)
-		var parts []smt.Part
-		for _, a := range c.asserts {
-			switch {
-			case a.Name == "":
-				fmt.Fprintf(&b, "(assert %s)\n", a.Term.String())
-			case slices.Contains(keep, a.Name):
-				parts = append(parts, smt.Part{Name: a.Name, Term: a.Term.String()})
-			}
-		}
-		kept, err := sh.Shrink(ctx, smt.Query{Commands: b.String(), Goal: goal, Values: []string{}, Timeout: k.timeout}, parts)
+		q, parts := c.coreQuery(prefix, goal, keep)
+		q.Timeout = k.timeout
+		kept, err := sh.Shrink(ctx, q, parts)
 		if err != nil {
 			return nil, err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -640,5 +641,52 @@ func TestWideGridManyPolicies(t *testing.T) {
 	rs, err = NewChecker(pool, timeout).Check(context.Background(), cs, Request{Family: "F", Params: map[string][]Value{"leverage": lev}})
 	if err != nil || len(rs) != 1 || rs[0].Policy != "cap000" || rs[0].Reason != ReasonViolated {
 		t.Fatalf("one cap below the grid's top: %v %+v", err, rs)
+	}
+}
+
+// A check reads the same queries whether a policy's renamed text was made
+// for it or kept from an earlier check, at any place in the set: the
+// shipped set checked in one order and then reversed, by policies
+// compiled afresh for each check and by the same ones checked again.
+func TestRenamedTextKept(t *testing.T) {
+	pools := corpusPools(t)
+	reqs := benchShippedRequests()
+	queries := func(cs []*Compiled, req Request) []string {
+		rec := &benchRecorder{s: pools["z3"]}
+		chkCheck(t, NewChecker(rec, 10*time.Second), cs, req)
+		var out []string
+		for _, q := range rec.qs {
+			out = append(out, q.Commands+"\n"+q.Goal)
+		}
+		return out
+	}
+	ordered := func(m map[string]*Compiled, reverse bool) []*Compiled {
+		var cs []*Compiled
+		for _, name := range slices.Sorted(maps.Keys(m)) {
+			cs = append(cs, m[name])
+		}
+		if reverse {
+			slices.Reverse(cs)
+		}
+		return cs
+	}
+	kept := chkShipped(t)
+	for _, name := range []string{"1-point", "64-point"} {
+		refused := reqs[name]
+		refused.Params = maps.Clone(refused.Params)
+		refused.Params["leverage"] = []Value{Num(9)} // over every leverage cap
+		for i, req := range []Request{reqs[name], refused} {
+			for _, reverse := range []bool{false, true} {
+				want := queries(ordered(chkShipped(t), reverse), req)
+				if len(want) == 0 || i == 1 && len(want) < 3 {
+					t.Fatalf("%s: %d queries recorded; an admission asks one, a refusal more", name, len(want))
+				}
+				for range 2 {
+					if got := queries(ordered(kept, reverse), req); !slices.Equal(got, want) {
+						t.Fatalf("%s (reversed %v): the kept text gave other queries than a fresh compile", name, reverse)
+					}
+				}
+			}
+		}
 	}
 }

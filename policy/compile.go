@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"cel.dev/cel-go/cel"
 
@@ -36,6 +37,10 @@ type Compiled struct {
 	derived  []derived // sorted by constant
 	calls    bool      // binds /tool, /arguments/…, /grounding/… or /now, or derives: governs tool calls only
 	requests bool      // binds a request's fields: governs requests only
+
+	// texts holds the policy's query text per symbol prefix (renamedText),
+	// made on a check's path once rather than on every check.
+	texts sync.Map // string → *renamed
 }
 
 // derived is a constant whose value is a CEL expression over the call.

@@ -148,6 +148,18 @@ type Store struct {
 	now     func() time.Time
 	writeMu sync.Mutex
 	current atomic.Pointer[Set]
+	changed atomic.Pointer[func(*Set)]
+}
+
+// OnChange has f called with each new set once it is in force (after a
+// Put or a Delete, in the writer's goroutine: f must not block). One f at
+// a time; nil removes it.
+func (s *Store) OnChange(f func(*Set)) {
+	if f == nil {
+		s.changed.Store(nil)
+		return
+	}
+	s.changed.Store(&f)
 }
 
 // OpenStore opens the policy store in db, creating its buckets, and loads
@@ -337,6 +349,9 @@ func (s *Store) commit(ctx context.Context, cur, next *Set, ch Change, id hashin
 		return fmt.Errorf("policy: store version %d: %w", next.Version, err)
 	}
 	s.current.Store(next)
+	if f := s.changed.Load(); f != nil {
+		(*f)(next)
+	}
 	return nil
 }
 

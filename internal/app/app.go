@@ -185,6 +185,17 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	if m.Policies, m.pool, m.Checker, err = OpenPolicies(ctx, m.Store, cfg.Solver, cfg.PolicyTimeout); err != nil {
 		return nil, err
 	}
+	// With rules in force the first calls find their solvers warm (a
+	// solver's first query costs tens of milliseconds): at start, and when
+	// a set is put.
+	pool := m.pool // Close sets m.pool to nil; Warm on a closed pool returns
+	warm := func(set *policy.Set) {
+		if set.Len() > 0 {
+			go pool.Warm()
+		}
+	}
+	warm(m.Policies.Current())
+	m.Policies.OnChange(warm)
 	gopts := []ground.Option{ground.WithLogger(cfg.Logger), ground.WithPolicies(m.Policies, m.Checker, m.Exec), ground.WithContracts(contracts)}
 	if cfg.Advisor != nil {
 		gopts = append(gopts, ground.WithAdvisor(cfg.Advisor, cfg.AdviceBudget))

@@ -132,7 +132,9 @@ func (p *Pool) with(ctx context.Context, timeout time.Duration, n int, f func(co
 	// notice), so it allows a grace period before killing.
 	qctx, cancel := context.WithTimeout(ctx, timeout+timeout/2+time.Second)
 	defer cancel()
-	if s.proc != nil && s.proc.dead() {
+	if s.proc != nil && (s.proc.dead() || s.proc.drain(qctx) != nil) {
+		// Gone, or its last query's pop did not answer as it should: the
+		// query runs on a fresh process instead.
 		s.proc.stop()
 		s.proc = nil
 	}
@@ -142,6 +144,9 @@ func (p *Pool) with(ctx context.Context, timeout time.Duration, n int, f func(co
 			return err
 		}
 		s.proc = pr
+		// A process started on a query's path is a cold pool: start the
+		// others now, so the next queries do not each pay a cold start.
+		go p.Warm()
 	}
 	s.proc.read += n
 	err := f(qctx, s.proc)
@@ -173,19 +178,37 @@ type Part struct {
 // check-sat-assuming per part. A part or a step the solver cannot decide
 // is ErrTimeout, or the solver's error.
 func (p *Pool) Shrink(ctx context.Context, q Query, parts []Part) ([]string, error) {
+	_, kept, err := p.shrink(ctx, q, parts, false)
+	return kept, err
+}
+
+// Core asks whether q's commands and goal with every part asserted are
+// unsat and, when they are, shrinks as Shrink does, all in one solver
+// session: Unsat with the names kept, or Sat (no names). It answers
+// what a Check of q with the parts asserted followed by a Shrink would,
+// without sending the query twice. A solver that answers unknown at the
+// first step is Unknown, or ErrTimeout when it gave up for time, as
+// Check words it.
+func (p *Pool) Core(ctx context.Context, q Query, parts []Part) (Status, []string, error) {
+	return p.shrink(ctx, q, parts, true)
+}
+
+// shrink is Shrink, and Core when first is set: the whole set is
+// checked before any part is dropped.
+func (p *Pool) shrink(ctx context.Context, q Query, parts []Part, first bool) (Status, []string, error) {
 	pq, err := prepare(q)
 	if err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	if strings.Contains(pq.text, shrinkPrefix) {
-		return nil, fmt.Errorf("%w: the query uses the reserved symbol prefix %q", ErrBadQuery, shrinkPrefix)
+		return "", nil, fmt.Errorf("%w: the query uses the reserved symbol prefix %q", ErrBadQuery, shrinkPrefix)
 	}
 	var b strings.Builder
 	b.WriteString(pq.text)
 	for i, part := range parts {
 		t, err := Parse(part.Term)
 		if err != nil || len(t) != 1 {
-			return nil, fmt.Errorf("%w: part %s is not one term", ErrBadQuery, part.Name)
+			return "", nil, fmt.Errorf("%w: part %s is not one term", ErrBadQuery, part.Name)
 		}
 		fmt.Fprintf(&b, "(declare-const %s%d| Bool)\n(assert (=> %s%d| %s))\n", shrinkPrefix, i, shrinkPrefix, i, t[0].String())
 	}
@@ -197,6 +220,7 @@ func (p *Pool) Shrink(ctx context.Context, q Query, parts []Part) ([]string, err
 	for i := range parts {
 		keep[i] = i
 	}
+	status := Unsat
 	err = p.with(ctx, timeout, b.Len(), func(qctx context.Context, pr *proc) error {
 		resps, err := pr.roundtrip(qctx, p.solver.timeoutOption(timeout)+"(push 1)\n"+b.String())
 		if err != nil {
@@ -206,52 +230,89 @@ func (p *Pool) Shrink(ctx context.Context, q Query, parts []Part) ([]string, err
 			pr.broken = true // as Check: an error leaves the solver's state its own
 			return fmt.Errorf("%w: solver rejected it: %s", ErrBadQuery, oneLine(resps[0].String()))
 		}
+		if first {
+			switch status, err = pr.assuming(qctx, keep, -1, timeout); {
+			case err != nil:
+				return err
+			case status == Sat:
+				return pr.send("(pop 1)\n")
+			case status != Unsat:
+				return nil // unknown: the process is not reused
+			}
+		}
 		for j := 0; j < len(keep); {
-			var lits strings.Builder
-			for k, i := range keep {
-				if k != j {
-					fmt.Fprintf(&lits, " %s%d|", shrinkPrefix, i)
-				}
-			}
-			cmd := "(check-sat-assuming (" + lits.String() + "))\n"
-			if lits.Len() == 0 {
-				cmd = "(check-sat)\n" // cvc5 refuses an empty assumption list
-			}
-			resps, err := pr.roundtrip(qctx, cmd)
+			st, err := pr.assuming(qctx, keep, j, timeout)
 			if err != nil {
 				return err
 			}
-			if len(resps) != 1 || resps[0].IsList {
-				return pr.garbage("check-sat-assuming", resps)
-			}
-			switch Status(resps[0].Atom) {
+			switch st {
 			case Unsat:
 				keep = append(keep[:j], keep[j+1:]...) // not needed
 			case Sat:
 				j++ // needed
-			case Unknown:
+			default:
 				pr.broken = true // a solver that gave up mid-session is not reused
 				return fmt.Errorf("%w: the solver could not decide a step of the shrink", ErrTimeout)
-			default:
-				return pr.garbage("check-sat-assuming", resps)
 			}
 		}
-		if resps, err := pr.roundtrip(qctx, "(pop 1)\n"); err != nil || len(resps) != 0 {
-			if err == nil {
-				err = pr.garbage("pop", resps)
-			}
-			return err
-		}
-		return nil
+		return pr.send("(pop 1)\n") // read by the next query's drain
 	})
 	if err != nil {
-		return nil, err
+		return "", nil, err
+	}
+	if status != Unsat {
+		return status, nil, nil
 	}
 	out := make([]string, len(keep))
 	for k, i := range keep {
 		out[k] = parts[i].Name
 	}
-	return out, nil
+	return Unsat, out, nil
+}
+
+// assuming checks the session's assertions with the indicators of the
+// parts in keep, but the one at index skip (-1: none), assumed true. An
+// unknown answer at the first step (skip -1) is worded as Check words
+// it: ErrTimeout when the solver gave up for time.
+func (pr *proc) assuming(ctx context.Context, keep []int, skip int, timeout time.Duration) (Status, error) {
+	var lits strings.Builder
+	for k, i := range keep {
+		if k != skip {
+			fmt.Fprintf(&lits, " %s%d|", shrinkPrefix, i)
+		}
+	}
+	cmd := "(check-sat-assuming (" + lits.String() + "))\n"
+	if lits.Len() == 0 {
+		cmd = "(check-sat)\n" // cvc5 refuses an empty assumption list
+	}
+	resps, err := pr.roundtrip(ctx, cmd)
+	if err != nil {
+		return "", err
+	}
+	if len(resps) != 1 || resps[0].IsList {
+		return "", pr.garbage("check-sat-assuming", resps)
+	}
+	switch st := Status(resps[0].Atom); st {
+	case Sat, Unsat:
+		return st, nil
+	case Unknown:
+		if skip >= 0 {
+			return Unknown, nil
+		}
+		pr.broken = true // a solver that gave up mid-session is not reused
+		resps, err := pr.roundtrip(ctx, "(get-info :reason-unknown)\n")
+		if err != nil {
+			return "", err
+		}
+		if len(resps) != 1 || resps[0].head() != ":reason-unknown" || len(resps[0].List) != 2 {
+			return "", pr.garbage("get-info", resps)
+		}
+		if err := unknownReason(resps[0].List[1].String(), timeout); err != nil {
+			return "", err
+		}
+		return Unknown, nil
+	}
+	return "", pr.garbage("check-sat-assuming", resps)
 }
 
 // shrinkPrefix starts the indicator symbols Shrink declares (quoted
@@ -270,20 +331,55 @@ func (p *Pool) renew(s *slot, old *proc) {
 		return
 	default:
 	}
+	s.proc = p.warmProc()
+}
+
+// warmProc starts a process and has it answer warmUp, or returns nil. A
+// new process answers its first query tens of times slower than the next
+// ones (z3 4.8: 45–90 ms, then under 1 ms: the solver's own start-up);
+// this pays that off every caller's path.
+func (p *Pool) warmProc() *proc {
 	ctx, cancel := context.WithTimeout(context.Background(), DefaultTimeout)
 	defer cancel()
 	pr, err := startProc(ctx, p.solver)
 	if err != nil {
-		return
+		return nil
 	}
-	// A new process answers its first query several times slower than
-	// the next ones (the solver's own start-up); pay that here, off every
-	// caller's path.
 	if _, err := pr.check(ctx, p.solver, warmUp, DefaultTimeout); err != nil || pr.broken {
 		pr.stop()
-		return
+		return nil
 	}
-	s.proc = pr
+	return pr
+}
+
+// Warm starts, in the calling goroutine, a warmed process in every idle
+// slot that has none, so that the first queries find their solvers
+// ready. A slot busy with a query is left alone, and so is one whose
+// process fails to start (the next query there starts one and reports
+// why). Checks may run meanwhile: a slot being warmed is busy.
+func (p *Pool) Warm() {
+	for range p.size {
+		var s *slot
+		select {
+		case <-p.done:
+			return
+		case s = <-p.slots:
+		default:
+			return // every other slot is busy, and so warm or warming
+		}
+		if s.proc != nil {
+			p.slots <- s
+			// Each idle slot is looked at once: a warm one goes back to the
+			// end of the queue, so the loop ends after size turns.
+			continue
+		}
+		select {
+		case <-p.done:
+		default:
+			s.proc = p.warmProc()
+		}
+		p.slots <- s
+	}
 }
 
 // warmUp is the query a renewed process answers before it serves.
@@ -306,6 +402,9 @@ type proc struct {
 	read   int           // bytes of queries sent to it
 	broken bool          // killed or in an unknown state: must not be reused
 	exited chan struct{} // closed once the process has exited and been reaped
+	// pending: commands were sent whose answers (none expected) and sync
+	// mark are not read yet; drain reads them before the next query.
+	pending bool
 }
 
 func startProc(ctx context.Context, s Solver) (*proc, error) {
@@ -416,20 +515,26 @@ func (pr *proc) check(ctx context.Context, s Solver, q prepared, timeout time.Du
 	case Unknown:
 		follow = "(get-info :reason-unknown)\n"
 	}
+	if follow == "" {
+		// Nothing to read before the pop: it rides the next query
+		// (pop answers nothing; drain checks that before the process
+		// serves again), so this check costs one exchange, not two.
+		if status == Unsat {
+			res.Core = []string{}
+		} else {
+			res.Model = map[string]string{}
+		}
+		return res, pr.send("(pop 1)\n")
+	}
 	resps, err := pr.roundtrip(ctx, follow+"(pop 1)\n")
 	if err != nil {
 		return Result{}, err
 	}
 	want := 1
-	if follow == "" {
-		want = 0
-	}
 	if len(resps) != want || want == 1 && !resps[0].IsList {
 		return Result{}, pr.garbage(string(status)+" follow-up", resps)
 	}
 	switch {
-	case status == Unsat && want == 0:
-		res.Core = []string{}
 	case status == Unsat:
 		res.Core = []string{}
 		for _, n := range resps[0].List {
@@ -454,15 +559,58 @@ func (pr *proc) check(ctx context.Context, s Solver, q prepared, timeout time.Du
 		if r.head() != ":reason-unknown" || len(r.List) != 2 {
 			return Result{}, pr.garbage("get-info", resps)
 		}
-		reason := r.List[1].String()
-		// z3 says "canceled" or "timeout", cvc5 timeout or resourceout.
-		for _, w := range []string{"timeout", "canceled", "resourceout"} {
-			if strings.Contains(reason, w) {
-				return res, fmt.Errorf("%w: solver gave up after %s (%s)", ErrTimeout, timeout, reason)
-			}
+		if err := unknownReason(r.List[1].String(), timeout); err != nil {
+			return res, err
 		}
 	}
 	return res, nil
+}
+
+// unknownReason is ErrTimeout when a solver's reason for unknown says it
+// gave up for time; nil otherwise.
+func unknownReason(reason string, timeout time.Duration) error {
+	// z3 says "canceled" or "timeout", cvc5 timeout or resourceout.
+	for _, w := range []string{"timeout", "canceled", "resourceout"} {
+		if strings.Contains(reason, w) {
+			return fmt.Errorf("%w: solver gave up after %s (%s)", ErrTimeout, timeout, reason)
+		}
+	}
+	return nil
+}
+
+// send writes cmds that answer nothing (a pop) followed by the sync mark,
+// and returns without waiting: drain reads the mark before the process
+// serves again. A failed write marks the process unusable.
+func (pr *proc) send(cmds string) error {
+	if _, err := io.WriteString(pr.stdin, cmds+"(echo \""+syncMark+"\")\n"); err != nil {
+		pr.broken = true
+		return fmt.Errorf("%w: write: %w%s", ErrSolver, err, pr.stderrNote())
+	}
+	pr.pending = true
+	return nil
+}
+
+// drain reads what send's commands answered, up to the sync mark: nothing
+// is expected, so any answer marks the process unusable.
+func (pr *proc) drain(ctx context.Context) error {
+	if !pr.pending {
+		return nil
+	}
+	if pr.broken {
+		return fmt.Errorf("%w: process unusable", ErrSolver)
+	}
+	stop := context.AfterFunc(ctx, pr.kill)
+	defer stop()
+	resps, err := pr.readAnswers()
+	if err == nil && len(resps) > 0 {
+		err = pr.garbage("pop", resps)
+	}
+	if err != nil {
+		pr.broken = true
+		return err
+	}
+	pr.pending = false
+	return nil
 }
 
 // roundtrip sends cmds followed by the sync mark and returns what the
@@ -472,6 +620,9 @@ func (pr *proc) check(ctx context.Context, s Solver, q prepared, timeout time.Du
 func (pr *proc) roundtrip(ctx context.Context, cmds string) ([]Sexp, error) {
 	if pr.broken {
 		return nil, fmt.Errorf("%w: process unusable", ErrSolver)
+	}
+	if err := pr.drain(ctx); err != nil {
+		return nil, err
 	}
 	stop := context.AfterFunc(ctx, pr.kill)
 	defer stop()
@@ -489,6 +640,11 @@ func (pr *proc) exchange(cmds string) ([]Sexp, error) {
 	if _, err := io.WriteString(pr.stdin, cmds+"(echo \""+syncMark+"\")\n"); err != nil {
 		return nil, fmt.Errorf("%w: write: %w%s", ErrSolver, err, pr.stderrNote())
 	}
+	return pr.readAnswers()
+}
+
+// readAnswers reads answers up to the sync mark.
+func (pr *proc) readAnswers() ([]Sexp, error) {
 	var resps []Sexp
 	for {
 		raw, err := readSexp(pr.out, MaxAnswerBytes)

@@ -565,6 +565,21 @@ func BenchmarkCheck(b *testing.B) {
 				return err
 			})
 		})
+		// An admission: unsat without names, so nothing is read after the
+		// verdict and the pop rides the next query (one exchange).
+		admit := Query{Commands: "(declare-const lev Real) (declare-const allow Bool) (assert (= allow (<= lev 2.0))) (assert (= lev 1.5))", Goal: "(not allow)"}
+		b.Run(string(s.Kind)+"/warm-admit", func(b *testing.B) {
+			p := NewPool(s, 2)
+			defer p.Close()
+			p.Warm()
+			run(b, func() error {
+				r, err := p.Check(b.Context(), admit)
+				if err == nil && r.Status != Unsat {
+					err = fmt.Errorf("got %s", r.Status)
+				}
+				return err
+			})
+		})
 		b.Run(string(s.Kind)+"/fresh", func(b *testing.B) {
 			run(b, func() error {
 				p := NewPool(s, 1)
@@ -634,6 +649,169 @@ func TestShrink(t *testing.T) {
 			}
 			if _, err := p.Shrink(context.Background(), Query{Commands: "(declare-const |gg shrink 0| Bool)"}, nil); !errors.Is(err, ErrBadQuery) {
 				t.Errorf("the reserved prefix: %v", err)
+			}
+		})
+	}
+}
+
+// A check with nothing to read after its verdict (unsat, no names) leaves
+// its pop to ride the next query on the same process, which answers as if
+// it had been popped at once; a process whose deferred pop answers
+// something it should not is replaced before the next query, which does
+// not fail for it.
+func TestPopRidesNextQuery(t *testing.T) {
+	for _, s := range solvers(t) {
+		t.Run(string(s.Kind), func(t *testing.T) {
+			p := newPool(t, s, 1)
+			if r := check(t, p, Query{Commands: "(declare-const x Int) (assert (= x 1))", Goal: "(> x 2)"}); r.Status != Unsat || r.Core == nil {
+				t.Fatalf("got %+v; want unsat with an empty core", r)
+			}
+			slotProc := func() *proc {
+				sl := <-p.slots
+				defer func() { p.slots <- sl }()
+				return sl.proc
+			}
+			pr := slotProc()
+			if pr == nil || !pr.pending {
+				t.Fatalf("after an unsat check without names the pop is not pending: %+v", pr)
+			}
+			// Nothing of the popped query is left: x is declared afresh.
+			r := check(t, p, Query{Commands: "(declare-const x Int) (assert (= x 9))"})
+			if r.Status != Sat || r.Model["x"] != "9" {
+				t.Fatalf("the query after a deferred pop: %+v", r)
+			}
+			if slotProc() != pr {
+				t.Fatal("the process was replaced after a deferred pop that answered nothing")
+			}
+			// A deferred command that answers: the process is replaced and
+			// the next query still answers.
+			sl := <-p.slots
+			if err := sl.proc.send(`(echo "unexpected")` + "\n"); err != nil {
+				t.Fatal(err)
+			}
+			p.slots <- sl
+			r = check(t, p, Query{Commands: "(declare-const y Int) (assert (= y 4))"})
+			if r.Status != Sat || r.Model["y"] != "4" {
+				t.Fatalf("after a deferred pop that answered: %+v", r)
+			}
+			if now := slotProc(); now == pr || now == nil {
+				t.Fatal("a process whose deferred pop answered was reused")
+			}
+		})
+	}
+}
+
+// Core answers what a Check of the query with every part asserted and
+// then a Shrink answer, in one session: unsat with Shrink's names, or sat
+// with none; the process stays usable.
+func TestCore(t *testing.T) {
+	base := Query{Commands: "(declare-const x Int) (declare-const y Int) (declare-const allow Bool) (assert (= x 5)) (assert (= y 7))", Goal: "allow"}
+	for _, s := range solvers(t) {
+		t.Run(string(s.Kind), func(t *testing.T) {
+			p := newPool(t, s, 1)
+			for _, tc := range []struct {
+				parts  []Part
+				status Status
+			}{
+				{[]Part{{"x_small", "(=> allow (< x 3))"}, {"y_odd", "(=> allow (= (mod y 2) 1))"}, {"y_small", "(=> allow (< y 3))"}}, Unsat},
+				{[]Part{{"a", "(=> allow (> x 6))"}, {"b", "(=> allow (< x 6))"}}, Unsat},
+				{[]Part{{"y_odd", "(=> allow (= (mod y 2) 1))"}, {"x_le_y", "(=> allow (<= x y))"}}, Sat},
+				{nil, Sat},
+			} {
+				whole := base.Commands
+				for _, pt := range tc.parts {
+					whole += "(assert " + pt.Term + ")"
+				}
+				if r := check(t, p, Query{Commands: whole, Goal: base.Goal}); r.Status != tc.status {
+					t.Fatalf("Check(%v) = %s; the case wants %s", tc.parts, r.Status, tc.status)
+				}
+				status, got, err := p.Core(context.Background(), base, tc.parts)
+				if err != nil || status != tc.status {
+					t.Fatalf("Core(%v) = %s, %v, %v; want %s", tc.parts, status, got, err, tc.status)
+				}
+				if status == Sat {
+					if got != nil {
+						t.Errorf("Core(%v) = sat with names %v", tc.parts, got)
+					}
+					continue
+				}
+				want, err := p.Shrink(context.Background(), base, tc.parts)
+				if err != nil || !slices.Equal(got, want) {
+					t.Errorf("Core(%v) kept %v; Shrink keeps %v (%v)", tc.parts, got, want, err)
+				}
+			}
+			if r := check(t, p, Query{Commands: "(declare-const x Int) (assert (> x 1))"}); r.Status != Sat {
+				t.Fatalf("after Core: %+v", r)
+			}
+		})
+	}
+}
+
+// Warm starts a warmed process in every idle slot; a process started on
+// a query's path (a cold pool) warms the other slots meanwhile.
+func TestWarm(t *testing.T) {
+	p := newPool(t, Z3(), 2)
+	p.Warm()
+	if c := children(t); len(c) != 2 {
+		t.Fatalf("after Warm: solver processes %v, want 2", c)
+	}
+	before := children(t)
+	check(t, p, Query{Commands: "(declare-const x Int) (assert (> x 1))"})
+	if c := children(t); !slices.Equal(c, before) {
+		t.Fatalf("a query on a warm pool started processes: %v, was %v", c, before)
+	}
+	p.Close()
+
+	cold := newPool(t, Z3(), 2)
+	check(t, cold, Query{Commands: "(declare-const x Int) (assert (> x 1))"})
+	deadline := time.Now().Add(10 * time.Second)
+	for len(children(t)) != 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the first query on a cold pool did not warm its other slot: %v", children(t))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// BenchmarkExplain: a refusal's explanation as a Check with the rules
+// named followed by a Shrink of its core, against Core (one session),
+// alternated in one loop so that both see the same machine; p50 and p99
+// of each in µs.
+func BenchmarkExplain(b *testing.B) {
+	base := Query{Commands: "(declare-const x Int) (declare-const y Int) (declare-const allow Bool) (assert (= x 5)) (assert (= y 7))", Goal: "allow"}
+	parts := []Part{{"x_small", "(=> allow (< x 3))"}, {"y_odd", "(=> allow (= (mod y 2) 1))"}, {"y_small", "(=> allow (< y 3))"}, {"x_le_y", "(=> allow (<= x y))"}}
+	named := base
+	for _, pt := range parts {
+		named.Commands += fmt.Sprintf("(assert (! %s :named %s))", pt.Term, pt.Name)
+	}
+	for _, s := range solvers(b) {
+		b.Run(string(s.Kind), func(b *testing.B) {
+			p := NewPool(s, 1)
+			defer p.Close()
+			p.Warm()
+			var two, one []time.Duration
+			for b.Loop() {
+				start := time.Now()
+				if r, err := p.Check(b.Context(), named); err != nil || r.Status != Unsat {
+					b.Fatal(r, err)
+				}
+				if _, err := p.Shrink(b.Context(), base, parts); err != nil {
+					b.Fatal(err)
+				}
+				two = append(two, time.Since(start))
+				start = time.Now()
+				if st, _, err := p.Core(b.Context(), base, parts); err != nil || st != Unsat {
+					b.Fatal(st, err)
+				}
+				one = append(one, time.Since(start))
+			}
+			for _, m := range []struct {
+				name string
+				lat  []time.Duration
+			}{{"check+shrink", two}, {"core", one}} {
+				slices.Sort(m.lat)
+				b.ReportMetric(float64(m.lat[len(m.lat)/2].Microseconds()), m.name+"-p50-µs")
+				b.ReportMetric(float64(m.lat[len(m.lat)*99/100].Microseconds()), m.name+"-p99-µs")
 			}
 		})
 	}

@@ -561,7 +561,7 @@ func codes(fs []failure) []string {
 func (r *replay) measure(ctx context.Context) (*Summary, error) {
 	start := time.Now()
 	sum := &Summary{Grounding: map[string]int{}, MutationsByRule: map[string][3]int{}, Latency: map[string]Pcts{}, FalseRefusals: []string{}, Missed: []string{}}
-	var gw, gwAdmitted, gwRefused, gwSteady []float64
+	var gw, gwAdmitted, gwRefused, gwSteady, gwSteadyAdmitted, gwSteadyRefused []float64
 	for _, t := range r.tasks {
 		if len(t.Actions) == 0 {
 			continue
@@ -601,8 +601,15 @@ func (r *replay) measure(ctx context.Context) (*Summary, error) {
 		// write may now be refused or answer a tool error).
 		for range r.c.repeat {
 			for _, a := range t.Actions {
-				if airline.Writes[a.Name] {
-					gwSteady = append(gwSteady, r.call(ctx, s, a.Name, a.Arguments).Latency)
+				if !airline.Writes[a.Name] {
+					continue
+				}
+				o := r.call(ctx, s, a.Name, a.Arguments)
+				gwSteady = append(gwSteady, o.Latency)
+				if o.admitted() {
+					gwSteadyAdmitted = append(gwSteadyAdmitted, o.Latency)
+				} else {
+					gwSteadyRefused = append(gwSteadyRefused, o.Latency)
 				}
 			}
 		}
@@ -647,6 +654,8 @@ func (r *replay) measure(ctx context.Context) (*Summary, error) {
 	sum.Latency["gateway_write_refused"] = pcts(gwRefused)
 	if len(gwSteady) > 0 {
 		sum.Latency["gateway_write_steady"] = pcts(gwSteady)
+		sum.Latency["gateway_write_steady_admitted"] = pcts(gwSteadyAdmitted)
+		sum.Latency["gateway_write_steady_refused"] = pcts(gwSteadyRefused)
 	}
 	if r.c.direct {
 		d, steady, err := r.directLatency(ctx)
