@@ -106,6 +106,16 @@ func Hashed(key hashing.Digest, raw []byte) error {
 	return nil
 }
 
+// SHA256 is the check of a record addressed by the SHA-256 of its bytes
+// and by nothing else (evidence, groundings, policies): a key of another
+// algorithm is a problem even if the bytes hash to it.
+func SHA256(key hashing.Digest, raw []byte) error {
+	if key.Algorithm() != hashing.SHA256 {
+		return fmt.Errorf("key %s is not a sha256 digest", key)
+	}
+	return Hashed(key, raw)
+}
+
 // Verify runs sp's check (Hashed when it has none) on raw as read under
 // key, wrapping a failure in ErrCorrupt. Engines call it on every read;
 // a domain package's own verification calls it too.
