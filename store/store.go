@@ -143,6 +143,10 @@ type RecordWriter interface {
 	// always holds the same bytes). It does not check raw: the writer
 	// computed key from it.
 	PutRecord(sp Space, key hashing.Digest, raw []byte) error
+	// DeleteRecord removes key from sp (retention: the fuzz findings no
+	// kept run lists); removing an absent key is no error. A record is
+	// never changed, only written once and perhaps removed.
+	DeleteRecord(sp Space, key hashing.Digest) error
 }
 
 // Scanner lists a keyspace for verification and maintenance.

@@ -164,6 +164,10 @@ func (t *tx) PutRecord(sp store.Space, key hashing.Digest, raw []byte) error {
 	return nil
 }
 
+func (t *tx) DeleteRecord(sp store.Space, key hashing.Digest) error {
+	return t.DeleteValue(sp.Name, key.Key())
+}
+
 func (t *tx) Scan(name string, fn func(key, raw []byte) error) error {
 	b := t.bucket(name)
 	if b == nil {
