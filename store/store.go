@@ -135,6 +135,9 @@ type RecordReader interface {
 	// Record returns the bytes stored under key in sp, checked by sp's
 	// check: ErrNotFound when there are none, ErrCorrupt when they fail.
 	Record(sp Space, key hashing.Digest) ([]byte, error)
+	// HasRecord reports whether key is stored in sp, without reading or
+	// checking it: a writer's "is it there already" before a Batch.
+	HasRecord(sp Space, key hashing.Digest) (bool, error)
 }
 
 // RecordWriter writes records.

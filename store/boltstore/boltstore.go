@@ -149,6 +149,10 @@ func (t *tx) Record(sp store.Space, key hashing.Digest) ([]byte, error) {
 	return raw, nil
 }
 
+func (t *tx) HasRecord(sp store.Space, key hashing.Digest) (bool, error) {
+	return t.get(sp.Name, key.Key()) != nil, nil
+}
+
 func (t *tx) PutRecord(sp store.Space, key hashing.Digest, raw []byte) error {
 	b, err := t.writable(sp.Name)
 	if err != nil {

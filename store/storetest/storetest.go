@@ -164,6 +164,17 @@ func TestRecords(t *testing.T, h Harness) {
 		t.Errorf("after a second put: %q, %v", got, err)
 	}
 
+	if err := s.View(ctx, func(tx store.Tx) error {
+		for key, want := range map[hashing.Digest]bool{hashing.SumSHA256(vals[1]): true, wrong: true, absent: false} {
+			if ok, err := tx.HasRecord(records, key); ok != want || err != nil {
+				t.Errorf("HasRecord %s = %v, %v; want %v", key, ok, err, want)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+
 	// A deleted record is gone; deleting it again is no error.
 	gone := []byte("to be deleted")
 	update(t, s, func(tx store.Tx) error { return tx.PutRecord(records, hashing.SumSHA256(gone), gone) })
