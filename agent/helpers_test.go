@@ -66,7 +66,7 @@ func startServer(t testing.TB, withExecutor bool) *httptest.Server {
 	ctx := context.Background()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	store := registrytest.Seeded(t, filepath.Join(t.TempDir(), "gg.db"), registry.Options{Logger: log})
-	disc, err := discover.New(ctx, store, store.DB(), discover.Options{Logger: log})
+	disc, err := discover.New(ctx, store, store.Engine(), discover.Options{Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

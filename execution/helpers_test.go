@@ -81,7 +81,7 @@ func (r *rig) open(t testing.TB) {
 		t.Fatal(err)
 	}
 	r.store = s
-	if r.disc, err = discover.New(ctx, s, s.DB(), discover.Options{}); err != nil {
+	if r.disc, err = discover.New(ctx, s, s.Engine(), discover.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if r.gate, err = ground.New(s, r.disc, s.DB()); err != nil {

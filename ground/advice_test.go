@@ -37,7 +37,7 @@ func advisedGate(t *testing.T, adv Advisor) (*Gate, *discover.Discoverer) {
 	t.Helper()
 	ctx := context.Background()
 	s := registrytest.Seeded(t, filepath.Join(t.TempDir(), "g.db"), registry.Options{})
-	d, err := discover.New(ctx, s, s.DB(), discover.Options{})
+	d, err := discover.New(ctx, s, s.Engine(), discover.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,7 @@ func newPolicyRig(t *testing.T, solver smt.Solver) *policyRig {
 	t.Helper()
 	ctx := context.Background()
 	s := registrytest.Seeded(t, filepath.Join(t.TempDir(), "g.db"), registry.Options{})
-	d, err := discover.New(ctx, s, s.DB(), discover.Options{})
+	d, err := discover.New(ctx, s, s.Engine(), discover.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -168,7 +168,7 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	if err := SeedBuiltin(ctx, m.Store); err != nil {
 		return nil, err
 	}
-	m.Disc, err = discover.New(ctx, m.Store, m.Store.DB(), discover.Options{Logger: cfg.Logger, TextIndexDir: discover.DefaultTextIndexDir(cfg.DB)})
+	m.Disc, err = discover.New(ctx, m.Store, m.Store.Engine(), discover.Options{Logger: cfg.Logger, TextIndexDir: discover.DefaultTextIndexDir(cfg.DB)})
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +196,7 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	fuzzRuntime := func(ctx context.Context) (*fuzz.Runtime, func() error, error) {
 		return OpenFuzzRuntime(ctx, m.Store, cfg.Data)
 	}
-	if m.Fuzz, err = runs.Open(ctx, m.Store.DB(), m.Store, runs.Options{Logger: cfg.Logger, Runtime: fuzzRuntime}); err != nil {
+	if m.Fuzz, err = runs.Open(ctx, m.Store.Engine(), m.Store, runs.Options{Logger: cfg.Logger, Runtime: fuzzRuntime}); err != nil {
 		return nil, err
 	}
 	if m.Upstreams, err = gateway.OpenManager(ctx, m.Store.DB(), m.Store, gateway.Options{Logger: cfg.Logger, Limits: cfg.Gateway}); err != nil {
@@ -520,7 +520,7 @@ func openEngines(ctx context.Context, db string, data *DataRoot) (_ *Engines, er
 	}
 	// One-shot commands rarely need the keyword tier's text index: it is
 	// made (or opened) only when a look-up needs it.
-	if e.Disc, err = discover.New(ctx, e.Store, e.Store.DB(), discover.Options{LazyText: true, TextIndexDir: discover.DefaultTextIndexDir(db)}); err != nil {
+	if e.Disc, err = discover.New(ctx, e.Store, e.Store.Engine(), discover.Options{LazyText: true, TextIndexDir: discover.DefaultTextIndexDir(db)}); err != nil {
 		return nil, err
 	}
 	if e.Exec, err = NewExecutor(e.Store, e.data, execution.Options{Contracts: contracts}); err != nil {

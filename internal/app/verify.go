@@ -109,7 +109,7 @@ func VerifyFile(ctx context.Context, path string) (Report, error) {
 	if err := collect("policies", problems, err, policy.ErrCorrupt); err != nil {
 		return rep, err
 	}
-	rep.FuzzRuns, problems, err = runs.VerifyDB(ctx, db)
+	rep.FuzzRuns, problems, err = runs.Verify(ctx, st)
 	if err := collect("fuzz runs", problems, err, runs.ErrCorrupt); err != nil {
 		return rep, err
 	}

@@ -416,7 +416,7 @@ func measurePhases(ctx context.Context, db string, n int) ([]Timing, error) {
 			return nil, err
 		}
 		t[1] = time.Now()
-		d, err := discover.New(ctx, s, s.DB(), discover.Options{})
+		d, err := discover.New(ctx, s, s.Engine(), discover.Options{})
 		if err != nil {
 			s.Close()
 			return nil, err
