@@ -71,7 +71,7 @@ func startServer(t testing.TB, withExecutor bool) *httptest.Server {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { disc.Close() })
-	gate, err := ground.New(store, disc, store.DB(), ground.WithLogger(log))
+	gate, err := ground.New(store, disc, store.Engine(), ground.WithLogger(log))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,7 +84,7 @@ func (r *rig) open(t testing.TB) {
 	if r.disc, err = discover.New(ctx, s, s.Engine(), discover.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if r.gate, err = ground.New(s, r.disc, s.DB()); err != nil {
+	if r.gate, err = ground.New(s, r.disc, s.Engine()); err != nil {
 		t.Fatal(err)
 	}
 	if r.arts, err = OpenArtifacts(s.DB()); err != nil {

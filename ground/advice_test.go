@@ -41,7 +41,7 @@ func advisedGate(t *testing.T, adv Advisor) (*Gate, *discover.Discoverer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := New(s, d, s.DB(), WithAdvisor(adv, AdviceBudget{Proposals: 2, Timeout: 5 * time.Second}))
+	g, err := New(s, d, s.Engine(), WithAdvisor(adv, AdviceBudget{Proposals: 2, Timeout: 5 * time.Second}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,7 +49,7 @@ func newContractRig(b *testing.B, contracts bool) *contractRig {
 	if err != nil {
 		b.Fatal(err)
 	}
-	g, err := ground.New(s, d, s.DB())
+	g, err := ground.New(s, d, s.Engine())
 	if err != nil {
 		b.Fatal(err)
 	}

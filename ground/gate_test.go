@@ -39,7 +39,7 @@ func rigOver(t testing.TB, s *registry.Store) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := New(s, d, s.DB())
+	g, err := New(s, d, s.Engine())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -189,7 +189,7 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	if cfg.Advisor != nil {
 		gopts = append(gopts, ground.WithAdvisor(cfg.Advisor, cfg.AdviceBudget))
 	}
-	m.Gate, err = ground.New(m.Store, m.Disc, m.Store.DB(), gopts...)
+	m.Gate, err = ground.New(m.Store, m.Disc, m.Store.Engine(), gopts...)
 	if err != nil {
 		return nil, err
 	}
@@ -529,7 +529,7 @@ func openEngines(ctx context.Context, db string, data *DataRoot) (_ *Engines, er
 	if e.Policies, e.pool, e.Checker, err = OpenPolicies(ctx, e.Store, "", 0); err != nil {
 		return nil, err
 	}
-	if e.Gate, err = ground.New(e.Store, e.Disc, e.Store.DB(), ground.WithPolicies(e.Policies, e.Checker, e.Exec), ground.WithContracts(contracts)); err != nil {
+	if e.Gate, err = ground.New(e.Store, e.Disc, e.Store.Engine(), ground.WithPolicies(e.Policies, e.Checker, e.Exec), ground.WithContracts(contracts)); err != nil {
 		return nil, err
 	}
 	return e, nil

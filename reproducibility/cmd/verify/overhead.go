@@ -422,7 +422,7 @@ func measurePhases(ctx context.Context, db string, n int) ([]Timing, error) {
 			return nil, err
 		}
 		t[2] = time.Now()
-		g, err := ground.New(s, d, s.DB())
+		g, err := ground.New(s, d, s.Engine())
 		if err == nil {
 			var arts *artifacts.Store
 			if arts, err = execution.OpenArtifacts(s.DB()); err == nil {
