@@ -22,6 +22,7 @@ import (
 	"github.com/groundgate/groundgate/calls"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/internal/buckets"
+	"github.com/groundgate/groundgate/store/boltstore"
 )
 
 // The store's buckets.
@@ -66,7 +67,7 @@ type Store struct {
 
 // Open makes the buckets the store needs and returns it.
 func Open(db *bolt.DB, opts Options) (*Store, error) {
-	if err := buckets.Ensure(db, BucketRecords, BucketTurns, BucketCalls, BucketStates, BucketValues, BucketTokens, calls.BucketCalls); err != nil {
+	if err := buckets.Ensure(db, BucketRecords, BucketTurns, BucketCalls, BucketStates, BucketValues, BucketTokens); err != nil {
 		return nil, err
 	}
 	if err := indexTokens(db); err != nil {
@@ -241,7 +242,7 @@ func (s *Store) AppendCall(ctx context.Context, id hashing.Digest, c Call) (Call
 			}
 		}
 		if c.Footprint != nil {
-			if err := calls.PutTx(tx, c.Footprint, c.FootprintRaw); err != nil {
+			if err := calls.PutTx(boltstore.Tx(tx), c.Footprint, c.FootprintRaw); err != nil {
 				return err
 			}
 		}

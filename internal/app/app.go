@@ -202,7 +202,7 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	if m.Upstreams, err = gateway.OpenManager(ctx, m.Store.DB(), m.Store, gateway.Options{Logger: cfg.Logger, Limits: cfg.Gateway}); err != nil {
 		return nil, err
 	}
-	if m.Calls, err = calls.New(m.Store.DB(), m.Store, m.Upstreams, m.Gate, m.Policies, calls.Options{
+	if m.Calls, err = calls.New(m.Store.Engine(), m.Store, m.Upstreams, m.Gate, m.Policies, calls.Options{
 		Logger: cfg.Logger, Screen: ScreenResult, Checker: m.Checker, Signer: signer, Contracts: contracts,
 	}); err != nil {
 		return nil, err
@@ -588,7 +588,7 @@ func (e *Engines) mcpServer(logger *slog.Logger, withSessions bool) (*server.Ser
 		return nil, nil, err
 	}
 	e.ups = ups
-	cs, err := calls.New(e.Store.DB(), e.Store, ups, e.Gate, e.Policies, calls.Options{
+	cs, err := calls.New(e.Store.Engine(), e.Store, ups, e.Gate, e.Policies, calls.Options{
 		Logger: logger, Screen: ScreenResult, Checker: e.Checker,
 	})
 	if err != nil {

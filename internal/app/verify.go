@@ -103,7 +103,7 @@ func VerifyFile(ctx context.Context, path string) (Report, error) {
 	if err := collect("fuzz runs", problems, err, runs.ErrCorrupt); err != nil {
 		return rep, err
 	}
-	rep.Calls, problems, err = calls.VerifyDB(ctx, db)
+	rep.Calls, problems, err = calls.Verify(ctx, st)
 	if err := collect("calls", problems, err, calls.ErrCorrupt); err != nil {
 		return rep, err
 	}
