@@ -207,7 +207,7 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	}); err != nil {
 		return nil, err
 	}
-	opened, err := OpenSessions(m.Store.DB(), m.Calls, m.Disc, m.Upstreams, cfg.Clock, cfg.Logger)
+	opened, err := OpenSessions(m.Store.Engine(), m.Calls, m.Disc, m.Upstreams, cfg.Clock, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -598,7 +598,7 @@ func (e *Engines) mcpServer(logger *slog.Logger, withSessions bool) (*server.Ser
 		Policies: e.Policies, Checker: e.Checker, Upstreams: ups, Calls: cs, Screen: ScreenTool}
 	var sessions *session.Watched
 	if withSessions {
-		opened, err := OpenSessions(e.Store.DB(), cs, e.Disc, ups, time.Time{}, logger)
+		opened, err := OpenSessions(e.Store.Engine(), cs, e.Disc, ups, time.Time{}, logger)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -608,11 +608,12 @@ func (e *Engines) mcpServer(logger *slog.Logger, withSessions bool) (*server.Ser
 	return server.New(deps, server.Config{Logger: logger}), sessions, nil
 }
 
-// OpenSessions opens the session store on db and the service that runs
+// OpenSessions opens the session store on st (registry.Store.Engine())
+// and the service that runs
 // sessions' calls through cs (SPEC §15). A non-zero clock fixes the time
 // calls are decided at.
-func OpenSessions(db *bolt.DB, cs *calls.Service, disc *discover.Discoverer, ups *gateway.Manager, clock time.Time, logger *slog.Logger) (*session.Service, error) {
-	st, err := session.Open(db, session.Options{Logger: logger})
+func OpenSessions(st session.Backend, cs *calls.Service, disc *discover.Discoverer, ups *gateway.Manager, clock time.Time, logger *slog.Logger) (*session.Service, error) {
+	ss, err := session.Open(st, session.Options{Logger: logger})
 	if err != nil {
 		return nil, err
 	}
@@ -620,7 +621,7 @@ func OpenSessions(db *bolt.DB, cs *calls.Service, disc *discover.Discoverer, ups
 	if !clock.IsZero() {
 		now = func() time.Time { return clock }
 	}
-	return session.NewService(st, cs, disc, ups, session.ServiceOptions{Now: now, Logger: logger}), nil
+	return session.NewService(ss, cs, disc, ups, session.ServiceOptions{Now: now, Logger: logger}), nil
 }
 
 // Version is the module version this binary was built at, or its VCS

@@ -107,7 +107,7 @@ func VerifyFile(ctx context.Context, path string) (Report, error) {
 	if err := collect("calls", problems, err, calls.ErrCorrupt); err != nil {
 		return rep, err
 	}
-	rep.Sessions, problems, err = session.VerifyDB(ctx, db)
+	rep.Sessions, problems, err = session.Verify(ctx, st)
 	if err := collect("sessions", problems, err, session.ErrCorrupt); err != nil {
 		return rep, err
 	}
