@@ -199,7 +199,7 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	if m.Fuzz, err = runs.Open(ctx, m.Store.Engine(), m.Store, runs.Options{Logger: cfg.Logger, Runtime: fuzzRuntime}); err != nil {
 		return nil, err
 	}
-	if m.Upstreams, err = gateway.OpenManager(ctx, m.Store.DB(), m.Store, gateway.Options{Logger: cfg.Logger, Limits: cfg.Gateway}); err != nil {
+	if m.Upstreams, err = gateway.OpenManager(ctx, m.Store.Engine(), m.Store, gateway.Options{Logger: cfg.Logger, Limits: cfg.Gateway}); err != nil {
 		return nil, err
 	}
 	if m.Calls, err = calls.New(m.Store.Engine(), m.Store, m.Upstreams, m.Gate, m.Policies, calls.Options{
@@ -583,7 +583,7 @@ func (e *Engines) mcpServer(logger *slog.Logger, withSessions bool) (*server.Ser
 		return nil, nil, errors.New("app: the engines' MCP server is already open")
 	}
 	ctx := context.Background()
-	ups, err := gateway.OpenManager(ctx, e.Store.DB(), e.Store, gateway.Options{Logger: logger})
+	ups, err := gateway.OpenManager(ctx, e.Store.Engine(), e.Store, gateway.Options{Logger: logger})
 	if err != nil {
 		return nil, nil, err
 	}
