@@ -56,15 +56,7 @@ func PutTx(tx store.RecordWriter, f *Footprint, raw []byte) error {
 
 // get reads a footprint, checked by the store (checkRecord).
 func (s *Service) get(ctx context.Context, hash hashing.Digest) (*Footprint, error) {
-	var f *Footprint
-	err := s.st.View(ctx, func(tx store.Tx) error {
-		raw, err := tx.Record(SpaceCalls, hash)
-		if err != nil {
-			return err
-		}
-		f, err = decodeRecord(hash, raw)
-		return err
-	})
+	f, err := store.Get(ctx, s.st, SpaceCalls, hash, decodeRecord)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return nil, fmt.Errorf("%w: %s", ErrNotFound, hash)
@@ -104,18 +96,7 @@ func decodeRecord(key hashing.Digest, raw []byte) (*Footprint, error) {
 // Verify re-checks every stored call footprint (registry verify): it
 // returns how many there are and a problem per record that fails.
 func Verify(ctx context.Context, st store.Viewer) (n int, problems []string, err error) {
-	err = st.View(ctx, func(tx store.Tx) error {
-		var err error
-		n, problems, err = store.Verify(ctx, tx, SpaceCalls, nil)
-		return err
-	})
-	if errors.Is(err, store.ErrCorrupt) {
-		return n, problems, fmt.Errorf("%w: %d call record(s): %w", ErrCorrupt, len(problems), err)
-	}
-	if err != nil {
-		return n, problems, fmt.Errorf("verify calls: %w", err)
-	}
-	return n, problems, nil
+	return store.VerifyIn(ctx, st, SpaceCalls, nil, ErrCorrupt)
 }
 
 // clip shortens text quoted in an error.

@@ -553,15 +553,7 @@ func (d *Discoverer) Lookup(ctx context.Context, id hashing.Digest) (Result, err
 	if id.Algorithm() != hashing.SHA256 {
 		return Result{}, fmt.Errorf("discover: evidence %s: %w", id, ErrNotFound)
 	}
-	var res Result
-	err := d.st.View(ctx, func(tx store.Tx) error {
-		raw, err := tx.Record(spaceEvidence, id)
-		if err != nil {
-			return err
-		}
-		res, err = decodeEvidence(id, raw)
-		return err
-	})
+	res, err := store.Get(ctx, d.st, spaceEvidence, id, decodeEvidence)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return Result{}, fmt.Errorf("discover: evidence %s: %w", id, ErrNotFound)
@@ -593,16 +585,8 @@ func decodeEvidence(id hashing.Digest, raw []byte) (Result, error) {
 // many there are and a problem per bad one; the error wraps ErrCorrupt
 // when there is one.
 func Verify(ctx context.Context, st store.Viewer) (n int, problems []string, err error) {
-	err = st.View(ctx, func(tx store.Tx) error {
-		var err error
-		n, problems, err = store.Verify(ctx, tx, spaceEvidence, func(id hashing.Digest, raw []byte) error {
-			_, err := decodeEvidence(id, raw)
-			return err
-		})
+	return store.VerifyIn(ctx, st, spaceEvidence, func(id hashing.Digest, raw []byte) error {
+		_, err := decodeEvidence(id, raw)
 		return err
-	})
-	if errors.Is(err, store.ErrCorrupt) {
-		err = fmt.Errorf("discover: %w: %w", ErrCorrupt, err)
-	}
-	return n, problems, err
+	}, ErrCorrupt)
 }

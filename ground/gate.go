@@ -470,14 +470,8 @@ func (g *Gate) authorize(ctx context.Context, gr *Grounded) error {
 // there is none, ErrCorrupt when its bytes no longer hash to id (the
 // store's check on read) or do not decode.
 func (g *Gate) Record(ctx context.Context, id hashing.Digest) (Record, error) {
-	var rec Record
-	err := g.st.View(ctx, func(tx store.Tx) error {
-		raw, err := tx.Record(spaceRecords, id)
-		if err != nil {
-			return err
-		}
-		rec, err = decodeRecord(raw, false)
-		return err
+	rec, err := store.Get(ctx, g.st, spaceRecords, id, func(_ hashing.Digest, raw []byte) (Record, error) {
+		return decodeRecord(raw, false)
 	})
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -509,16 +503,8 @@ func decodeRecord(raw []byte, strict bool) (Record, error) {
 // decodes and re-encodes to its bytes. It returns how many there are and
 // a problem per bad one; the error wraps ErrCorrupt when there is one.
 func Verify(ctx context.Context, st store.Viewer) (n int, problems []string, err error) {
-	err = st.View(ctx, func(tx store.Tx) error {
-		var err error
-		n, problems, err = store.Verify(ctx, tx, spaceRecords, func(_ hashing.Digest, raw []byte) error {
-			_, err := decodeRecord(raw, true)
-			return err
-		})
+	return store.VerifyIn(ctx, st, spaceRecords, func(_ hashing.Digest, raw []byte) error {
+		_, err := decodeRecord(raw, true)
 		return err
-	})
-	if errors.Is(err, store.ErrCorrupt) {
-		err = fmt.Errorf("ground: %w: %w", ErrCorrupt, err)
-	}
-	return n, problems, err
+	}, ErrCorrupt)
 }

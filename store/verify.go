@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/groundgate/groundgate/hashing"
@@ -55,4 +56,35 @@ func clip(k []byte) string {
 		return string(k[:80]) + "…"
 	}
 	return string(k)
+}
+
+// VerifyIn is Verify in a View of its own: a package's Verify over a
+// store. When a record fails, the error wraps corrupt (the package's own
+// sentinel) besides ErrCorrupt.
+func VerifyIn(ctx context.Context, v Viewer, sp Space, more func(key hashing.Digest, raw []byte) error, corrupt error) (n int, problems []string, err error) {
+	err = v.View(ctx, func(tx Tx) error {
+		var err error
+		n, problems, err = Verify(ctx, tx, sp, more)
+		return err
+	})
+	if errors.Is(err, ErrCorrupt) {
+		err = fmt.Errorf("%w: %w", corrupt, err)
+	}
+	return n, problems, err
+}
+
+// Get reads the record under key in sp in a View of its own and decodes
+// it there (the bytes are valid only inside the transaction): the store's
+// errors (ErrNotFound, ErrCorrupt) or decode's.
+func Get[T any](ctx context.Context, v Viewer, sp Space, key hashing.Digest, decode func(key hashing.Digest, raw []byte) (T, error)) (T, error) {
+	var out T
+	err := v.View(ctx, func(tx Tx) error {
+		raw, err := tx.Record(sp, key)
+		if err != nil {
+			return err
+		}
+		out, err = decode(key, raw)
+		return err
+	})
+	return out, err
 }

@@ -330,18 +330,11 @@ func (t *tx) Blob(sp store.Space, key hashing.Digest) ([]byte, error) {
 }
 
 func (t *tx) HasBlob(sp store.Space, key hashing.Digest) (bool, error) {
-	return t.get(sp.Name, key.Key()) != nil, nil
+	return t.HasRecord(sp, key)
 }
 
 func (t *tx) PutBlob(sp store.Space, key hashing.Digest, raw []byte) error {
-	b, err := t.writable(sp.Name)
-	if err != nil {
-		return err
-	}
-	if err := b.Put(key.Key(), raw); err != nil {
-		return fmt.Errorf("boltstore: put %s %s: %w", sp.Name, key, err)
-	}
-	return nil
+	return t.PutValue(sp.Name, key.Key(), raw)
 }
 
 // clip shortens a key quoted in an error.

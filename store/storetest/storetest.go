@@ -81,6 +81,14 @@ func reopen(t *testing.T, h Harness, s *store.Store) {
 	t.Cleanup(func() { h.Close(t, n) })
 }
 
+// view runs fn in a View and fails the test on its error.
+func view(t *testing.T, s store.Store, fn func(store.Tx) error) {
+	t.Helper()
+	if err := s.View(ctx, fn); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func update(t *testing.T, s store.Store, fn func(store.Tx) error) {
 	t.Helper()
 	if err := s.Update(ctx, fn); err != nil {
@@ -164,16 +172,14 @@ func TestRecords(t *testing.T, h Harness) {
 		t.Errorf("after a second put: %q, %v", got, err)
 	}
 
-	if err := s.View(ctx, func(tx store.Tx) error {
+	view(t, s, func(tx store.Tx) error {
 		for key, want := range map[hashing.Digest]bool{hashing.SumSHA256(vals[1]): true, wrong: true, absent: false} {
 			if ok, err := tx.HasRecord(records, key); ok != want || err != nil {
 				t.Errorf("HasRecord %s = %v, %v; want %v", key, ok, err, want)
 			}
 		}
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 
 	// A deleted record is gone; deleting it again is no error.
 	gone := []byte("to be deleted")
@@ -189,11 +195,9 @@ func TestRecords(t *testing.T, h Harness) {
 
 	// Scan: every key, in order; Verify: the one bad record.
 	var keys []string
-	if err := s.View(ctx, func(tx store.Tx) error {
+	view(t, s, func(tx store.Tx) error {
 		return tx.Scan(records.Name, func(k, _ []byte) error { keys = append(keys, string(k)); return nil })
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	if len(keys) != 4 || !slices.IsSorted(keys) {
 		t.Errorf("Scan gave %d keys %q, want 4 in order", len(keys), keys)
 	}
@@ -274,7 +278,7 @@ func TestVersions(t *testing.T, h Harness) {
 	wantKind(t, "PutVersion past the next", err, errkind.Conflict)
 	err = s.Update(ctx, func(tx store.Tx) error { return tx.PutVersion(name+".other", 2, []byte("gap")) })
 	wantKind(t, "PutVersion 2 of an empty sequence", err, errkind.Conflict)
-	if err := s.View(ctx, func(tx store.Tx) error {
+	view(t, s, func(tx store.Tx) error {
 		n, raw, err := tx.LatestVersion(name)
 		if n != 300 || string(raw) != "v300" || err != nil {
 			t.Errorf("LatestVersion = %d, %q, %v", n, raw, err)
@@ -287,9 +291,7 @@ func TestVersions(t *testing.T, h Harness) {
 		_, err = tx.Version(name, 301)
 		wantKind(t, "Version past the latest", err, errkind.NotFound)
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 }
 
 // TestVersionRace: writers that all read the latest version and put the
@@ -322,15 +324,13 @@ func TestVersionRace(t *testing.T, h Harness) {
 		})
 	}
 	wg.Wait()
-	if err := s.View(ctx, func(tx store.Tx) error {
+	view(t, s, func(tx store.Tx) error {
 		n, _, err := tx.LatestVersion(name)
 		if int(n) != won || won+conflicts != writers || won == 0 {
 			t.Errorf("latest %d after %d wins and %d conflicts of %d writers", n, won, conflicts, writers)
 		}
 		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 }
 
 // TestLogs: entries 0, 1, 2… in order; a taken or skipped position is a
@@ -357,7 +357,7 @@ func TestLogs(t *testing.T, h Harness) {
 		err := s.Update(ctx, func(tx store.Tx) error { return tx.AppendEntry(name, c.log, c.seq, []byte("x")) })
 		wantKind(t, fmt.Sprintf("AppendEntry %s %d", c.log, c.seq), err, errkind.Conflict)
 	}
-	if err := s.View(ctx, func(tx store.Tx) error {
+	view(t, s, func(tx store.Tx) error {
 		if raw, err := tx.Entry(name, a, 257); err != nil || string(raw) != "a257" {
 			t.Errorf("Entry a 257 = %q, %v", raw, err)
 		}
@@ -383,9 +383,7 @@ func TestLogs(t *testing.T, h Harness) {
 			t.Errorf("ScanLog a gave %d entries, %v", n, err)
 		}
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 }
 
 // TestLogRace: writers appending to one log at the length they read: no
@@ -422,11 +420,9 @@ func TestLogRace(t *testing.T, h Harness) {
 	}
 	wg.Wait()
 	seen := map[string]bool{}
-	if err := s.View(ctx, func(tx store.Tx) error {
+	view(t, s, func(tx store.Tx) error {
 		return tx.ScanLog(name, log, 0, func(_ uint64, raw []byte) error { seen[string(raw)] = true; return nil })
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	if len(seen) != writers*each {
 		t.Errorf("%d distinct entries, want %d", len(seen), writers*each)
 	}
@@ -489,7 +485,7 @@ func TestBlobs(t *testing.T, h Harness) {
 	if err != nil || string(got) != string(b) {
 		t.Errorf("Blob after a repair: %d bytes, %v", len(got), err)
 	}
-	if err := s.View(ctx, func(tx store.Tx) error {
+	view(t, s, func(tx store.Tx) error {
 		ok, err := tx.HasBlob(blobs, key)
 		if !ok || err != nil {
 			t.Errorf("HasBlob of a stored blob = %v, %v", ok, err)
@@ -501,9 +497,7 @@ func TestBlobs(t *testing.T, h Harness) {
 		_, err = tx.Blob(blobs, hashing.SumBLAKE3(nil))
 		wantKind(t, "absent blob", err, errkind.NotFound)
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 }
 
 // TestTransactions: an Update that fails writes nothing; a View writes
@@ -530,7 +524,7 @@ func TestTransactions(t *testing.T, h Harness) {
 	if !errors.Is(err, boom) {
 		t.Errorf("Update returned %v, want the function's error", err)
 	}
-	if err := s.View(ctx, func(tx store.Tx) error {
+	view(t, s, func(tx store.Tx) error {
 		if _, err := tx.Record(records, hashing.SumSHA256(v)); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("record of a failed update: %v", err)
 		}
@@ -553,9 +547,7 @@ func TestTransactions(t *testing.T, h Harness) {
 			t.Errorf("DeleteRecord in a View: %v, want ErrReadOnly", err)
 		}
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
 	ran := false
@@ -591,7 +583,7 @@ func TestBatch(t *testing.T, h Harness) {
 	}
 	wg.Wait()
 	reopen(t, h, &s)
-	if err := s.View(ctx, func(tx store.Tx) error {
+	view(t, s, func(tx store.Tx) error {
 		for w := range writers {
 			v := fmt.Appendf(nil, "batched %d", w)
 			_, err := tx.Record(records, hashing.SumSHA256(v))
@@ -605,9 +597,7 @@ func TestBatch(t *testing.T, h Harness) {
 			}
 		}
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 }
 
 // TestDurability: everything acknowledged is there after a reopen, in
@@ -630,7 +620,7 @@ func TestDurability(t *testing.T, h Harness) {
 		return nil
 	})
 	reopen(t, h, &s)
-	if err := s.View(ctx, func(tx store.Tx) error {
+	view(t, s, func(tx store.Tx) error {
 		for what, get := range map[string]func() ([]byte, error){
 			"record":  func() ([]byte, error) { return tx.Record(records, hashing.SumSHA256(v)) },
 			"version": func() ([]byte, error) { return tx.Version("storetest.versions", 1) },
@@ -643,7 +633,5 @@ func TestDurability(t *testing.T, h Harness) {
 			}
 		}
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 }
