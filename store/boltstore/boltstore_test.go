@@ -1,7 +1,6 @@
 package boltstore_test
 
 import (
-	"context"
 	"errors"
 	"path/filepath"
 	"testing"
@@ -79,7 +78,7 @@ func TestExistingLayout(t *testing.T) {
 	}
 	s := boltstore.Wrap(db)
 	defer db.Close()
-	if err := s.View(context.Background(), func(tx store.Tx) error {
+	if err := s.View(t.Context(), func(tx store.Tx) error {
 		n, raw, err := tx.LatestVersion("policy.versions")
 		if n != 1 || string(raw) != "v1" || err != nil {
 			t.Errorf("LatestVersion = %d %q %v", n, raw, err)
