@@ -23,8 +23,12 @@
 //   - Values: mutable documents under plain keys (Values): headers,
 //     pointers such as "current", the newest state.
 //
-// and Blobs, big content-addressed payloads (footprints' artifacts) that an
-// engine may keep apart from the rest (an object store).
+// and Blobs, big content-addressed payloads (executions' artifacts) that
+// an engine may keep apart from the rest (an object store).
+//
+// Get (read and decode one record in a View of its own), Verify and
+// VerifyIn (re-check every record of a Space: "registry verify") are the
+// helpers a domain package's reads and verification are built from.
 //
 // # Transactions
 //

@@ -50,8 +50,10 @@ type storeVerifier interface {
 
 // VerifyFile re-checks everything stored in the bbolt file at path, opened
 // read-only: the registry (records, chunks, groups, versions, indexes; see
-// registry.VerifyDB), discovery evidence, grounding records, footprints and
-// blobs. Each record is hashed once. The error wraps each failing kind's
+// registry.VerifyDB), then each package over the storage layer verifies
+// its own records (discovery evidence, grounding records, policies, fuzz
+// runs, calls, sessions, blobs, footprints: store.Verify per keyspace), so
+// no bucket is named here. Each record is hashed once. The error wraps each failing kind's
 // ErrCorrupt when there is a problem (the report lists them all), and is
 // the storage error when the check could not run.
 func VerifyFile(ctx context.Context, path string) (Report, error) {
