@@ -66,20 +66,20 @@ func startServer(t testing.TB, withExecutor bool) *httptest.Server {
 	ctx := context.Background()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	store := registrytest.Seeded(t, filepath.Join(t.TempDir(), "gg.db"), registry.Options{Logger: log})
-	disc, err := discover.New(ctx, store, store.DB(), discover.Options{Logger: log})
+	disc, err := discover.New(ctx, store, store.Engine(), discover.Options{Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { disc.Close() })
-	gate, err := ground.New(store, disc, store.DB(), ground.WithLogger(log))
+	gate, err := ground.New(store, disc, store.Engine(), ground.WithLogger(log))
 	if err != nil {
 		t.Fatal(err)
 	}
-	arts, err := execution.OpenArtifacts(store.DB())
+	arts, err := execution.OpenArtifacts(store.Engine())
 	if err != nil {
 		t.Fatal(err)
 	}
-	exec, err := execution.New(store, arts, store.DB(), sampledata.FS(), execution.Options{Logger: log, Workers: 1})
+	exec, err := execution.New(store, arts, store.Engine(), sampledata.FS(), execution.Options{Logger: log, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,13 +11,13 @@ import (
 )
 
 // Discoveries made at the same time store their evidence in shared
-// commits (package groupcommit): after the file is closed and opened
+// commits (store Batch): after the file is closed and opened
 // again, each one's evidence is there and looks up as the result that was
 // returned.
 func TestConcurrentEvidenceDurable(t *testing.T) {
 	ctx := context.Background()
 	s, path := mustOpenStore(t)
-	d, err := New(ctx, s, s.DB(), Options{})
+	d, err := New(ctx, s, s.Engine(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,11 +35,11 @@ func newRig(t testing.TB) *rig {
 // rigOver is discovery and a gate over s.
 func rigOver(t testing.TB, s *registry.Store) *rig {
 	t.Helper()
-	d, err := discover.New(context.Background(), s, s.DB(), discover.Options{})
+	d, err := discover.New(context.Background(), s, s.Engine(), discover.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := New(s, d, s.DB())
+	g, err := New(s, d, s.Engine())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,8 +390,7 @@ func FuzzInlineEvidence(f *testing.F) {
 	})
 }
 
-// Groundings decided at the same time share commits (package
-// groupcommit): each returns only with its record stored, and after the
+// Groundings decided at the same time share commits (store Batch): each returns only with its record stored, and after the
 // file is closed and opened again every record is there, the bytes its id
 // hashes, loading as the grounding that was returned.
 func TestConcurrentGroundingsDurable(t *testing.T) {

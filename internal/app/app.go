@@ -168,7 +168,7 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	if err := SeedBuiltin(ctx, m.Store); err != nil {
 		return nil, err
 	}
-	m.Disc, err = discover.New(ctx, m.Store, m.Store.DB(), discover.Options{Logger: cfg.Logger, TextIndexDir: discover.DefaultTextIndexDir(cfg.DB)})
+	m.Disc, err = discover.New(ctx, m.Store, m.Store.Engine(), discover.Options{Logger: cfg.Logger, TextIndexDir: discover.DefaultTextIndexDir(cfg.DB)})
 	if err != nil {
 		return nil, err
 	}
@@ -200,25 +200,25 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	if cfg.Advisor != nil {
 		gopts = append(gopts, ground.WithAdvisor(cfg.Advisor, cfg.AdviceBudget))
 	}
-	m.Gate, err = ground.New(m.Store, m.Disc, m.Store.DB(), gopts...)
+	m.Gate, err = ground.New(m.Store, m.Disc, m.Store.Engine(), gopts...)
 	if err != nil {
 		return nil, err
 	}
 	fuzzRuntime := func(ctx context.Context) (*fuzz.Runtime, func() error, error) {
 		return OpenFuzzRuntime(ctx, m.Store, cfg.Data)
 	}
-	if m.Fuzz, err = runs.Open(ctx, m.Store.DB(), m.Store, runs.Options{Logger: cfg.Logger, Runtime: fuzzRuntime}); err != nil {
+	if m.Fuzz, err = runs.Open(ctx, m.Store.Engine(), m.Store, runs.Options{Logger: cfg.Logger, Runtime: fuzzRuntime}); err != nil {
 		return nil, err
 	}
-	if m.Upstreams, err = gateway.OpenManager(ctx, m.Store.DB(), m.Store, gateway.Options{Logger: cfg.Logger, Limits: cfg.Gateway}); err != nil {
+	if m.Upstreams, err = gateway.OpenManager(ctx, m.Store.Engine(), m.Store, gateway.Options{Logger: cfg.Logger, Limits: cfg.Gateway}); err != nil {
 		return nil, err
 	}
-	if m.Calls, err = calls.New(m.Store.DB(), m.Store, m.Upstreams, m.Gate, m.Policies, calls.Options{
+	if m.Calls, err = calls.New(m.Store.Engine(), m.Store, m.Upstreams, m.Gate, m.Policies, calls.Options{
 		Logger: cfg.Logger, Screen: ScreenResult, Checker: m.Checker, Signer: signer, Contracts: contracts,
 	}); err != nil {
 		return nil, err
 	}
-	opened, err := OpenSessions(m.Store.DB(), m.Calls, m.Disc, m.Upstreams, cfg.Clock, cfg.Logger)
+	opened, err := OpenSessions(m.Store.Engine(), m.Calls, m.Disc, m.Upstreams, cfg.Clock, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -362,11 +362,11 @@ func (d *DataRoot) Close() error {
 
 // NewExecutor builds the executor over the store's file and the data root.
 func NewExecutor(s *registry.Store, data *DataRoot, opt execution.Options) (*execution.Executor, error) {
-	arts, err := execution.OpenArtifacts(s.DB())
+	arts, err := execution.OpenArtifacts(s.Engine())
 	if err != nil {
 		return nil, err
 	}
-	return execution.New(s, arts, s.DB(), data.FS, opt)
+	return execution.New(s, arts, s.Engine(), data.FS, opt)
 }
 
 // releasing hands the memory of a large execution back to the operating
@@ -531,7 +531,7 @@ func openEngines(ctx context.Context, db string, data *DataRoot) (_ *Engines, er
 	}
 	// One-shot commands rarely need the keyword tier's text index: it is
 	// made (or opened) only when a look-up needs it.
-	if e.Disc, err = discover.New(ctx, e.Store, e.Store.DB(), discover.Options{LazyText: true, TextIndexDir: discover.DefaultTextIndexDir(db)}); err != nil {
+	if e.Disc, err = discover.New(ctx, e.Store, e.Store.Engine(), discover.Options{LazyText: true, TextIndexDir: discover.DefaultTextIndexDir(db)}); err != nil {
 		return nil, err
 	}
 	if e.Exec, err = NewExecutor(e.Store, e.data, execution.Options{Contracts: contracts}); err != nil {
@@ -540,7 +540,7 @@ func openEngines(ctx context.Context, db string, data *DataRoot) (_ *Engines, er
 	if e.Policies, e.pool, e.Checker, err = OpenPolicies(ctx, e.Store, "", 0); err != nil {
 		return nil, err
 	}
-	if e.Gate, err = ground.New(e.Store, e.Disc, e.Store.DB(), ground.WithPolicies(e.Policies, e.Checker, e.Exec), ground.WithContracts(contracts)); err != nil {
+	if e.Gate, err = ground.New(e.Store, e.Disc, e.Store.Engine(), ground.WithPolicies(e.Policies, e.Checker, e.Exec), ground.WithContracts(contracts)); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -594,12 +594,12 @@ func (e *Engines) mcpServer(logger *slog.Logger, withSessions bool) (*server.Ser
 		return nil, nil, errors.New("app: the engines' MCP server is already open")
 	}
 	ctx := context.Background()
-	ups, err := gateway.OpenManager(ctx, e.Store.DB(), e.Store, gateway.Options{Logger: logger})
+	ups, err := gateway.OpenManager(ctx, e.Store.Engine(), e.Store, gateway.Options{Logger: logger})
 	if err != nil {
 		return nil, nil, err
 	}
 	e.ups = ups
-	cs, err := calls.New(e.Store.DB(), e.Store, ups, e.Gate, e.Policies, calls.Options{
+	cs, err := calls.New(e.Store.Engine(), e.Store, ups, e.Gate, e.Policies, calls.Options{
 		Logger: logger, Screen: ScreenResult, Checker: e.Checker,
 	})
 	if err != nil {
@@ -609,7 +609,7 @@ func (e *Engines) mcpServer(logger *slog.Logger, withSessions bool) (*server.Ser
 		Policies: e.Policies, Checker: e.Checker, Upstreams: ups, Calls: cs, Screen: ScreenTool}
 	var sessions *session.Watched
 	if withSessions {
-		opened, err := OpenSessions(e.Store.DB(), cs, e.Disc, ups, time.Time{}, logger)
+		opened, err := OpenSessions(e.Store.Engine(), cs, e.Disc, ups, time.Time{}, logger)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -619,11 +619,12 @@ func (e *Engines) mcpServer(logger *slog.Logger, withSessions bool) (*server.Ser
 	return server.New(deps, server.Config{Logger: logger}), sessions, nil
 }
 
-// OpenSessions opens the session store on db and the service that runs
+// OpenSessions opens the session store on st (registry.Store.Engine())
+// and the service that runs
 // sessions' calls through cs (SPEC §15). A non-zero clock fixes the time
 // calls are decided at.
-func OpenSessions(db *bolt.DB, cs *calls.Service, disc *discover.Discoverer, ups *gateway.Manager, clock time.Time, logger *slog.Logger) (*session.Service, error) {
-	st, err := session.Open(db, session.Options{Logger: logger})
+func OpenSessions(st session.Backend, cs *calls.Service, disc *discover.Discoverer, ups *gateway.Manager, clock time.Time, logger *slog.Logger) (*session.Service, error) {
+	ss, err := session.Open(st, session.Options{Logger: logger})
 	if err != nil {
 		return nil, err
 	}
@@ -631,7 +632,7 @@ func OpenSessions(db *bolt.DB, cs *calls.Service, disc *discover.Discoverer, ups
 	if !clock.IsZero() {
 		now = func() time.Time { return clock }
 	}
-	return session.NewService(st, cs, disc, ups, session.ServiceOptions{Now: now, Logger: logger}), nil
+	return session.NewService(ss, cs, disc, ups, session.ServiceOptions{Now: now, Logger: logger}), nil
 }
 
 // Version is the module version this binary was built at, or its VCS
@@ -700,7 +701,7 @@ func OpenPolicies(ctx context.Context, s *registry.Store, solver string, timeout
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	ps, err := policy.OpenStore(ctx, s.DB(), nil)
+	ps, err := policy.OpenStore(ctx, s.Engine(), nil)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("policies: %w", err)
 	}

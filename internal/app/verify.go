@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,19 +14,11 @@ import (
 	"github.com/groundgate/groundgate/execution"
 	"github.com/groundgate/groundgate/fuzz/runs"
 	"github.com/groundgate/groundgate/ground"
-	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/policy"
 	"github.com/groundgate/groundgate/registry"
 	"github.com/groundgate/groundgate/sampledata"
 	"github.com/groundgate/groundgate/session"
-)
-
-// The buckets of content-addressed records that their packages keep
-// unexported (named in discover's and ground's package documentation);
-// TestVerifyFileCountsEveryKind fails if either moves.
-var (
-	bucketEvidence   = []byte("discover.evidence") // id -> canonical result without id
-	bucketGroundings = []byte("ground.records")    // id -> canonical record
+	"github.com/groundgate/groundgate/store/boltstore"
 )
 
 // Report is what VerifyFile checked, per kind, and every problem found.
@@ -59,8 +50,10 @@ type storeVerifier interface {
 
 // VerifyFile re-checks everything stored in the bbolt file at path, opened
 // read-only: the registry (records, chunks, groups, versions, indexes; see
-// registry.VerifyDB), discovery evidence, grounding records, footprints and
-// blobs. Each record is hashed once. The error wraps each failing kind's
+// registry.VerifyDB), then each package over the storage layer verifies
+// its own records (discovery evidence, grounding records, policies, fuzz
+// runs, calls, sessions, blobs, footprints: store.Verify per keyspace), so
+// no bucket is named here. Each record is hashed once. The error wraps each failing kind's
 // ErrCorrupt when there is a problem (the report lists them all), and is
 // the storage error when the check could not run.
 func VerifyFile(ctx context.Context, path string) (Report, error) {
@@ -70,6 +63,7 @@ func VerifyFile(ctx context.Context, path string) (Report, error) {
 		return rep, fmt.Errorf("verify: open %s: %w", path, err)
 	}
 	defer db.Close()
+	st := boltstore.Wrap(db)
 
 	var corrupt []error
 	collect := func(kind string, problems []string, err error, sentinel error) error {
@@ -95,31 +89,31 @@ func VerifyFile(ctx context.Context, path string) (Report, error) {
 		return rep, err
 	}
 	var problems []string
-	rep.Evidence, problems, err = verifyEvidence(ctx, db)
+	rep.Evidence, problems, err = discover.Verify(ctx, st)
 	if err := collect("evidence", problems, err, discover.ErrCorrupt); err != nil {
 		return rep, err
 	}
-	rep.Groundings, problems, err = verifyGroundings(ctx, db)
+	rep.Groundings, problems, err = ground.Verify(ctx, st)
 	if err := collect("grounding", problems, err, ground.ErrCorrupt); err != nil {
 		return rep, err
 	}
-	rep.Policies, problems, err = policy.VerifyDB(ctx, db)
+	rep.Policies, problems, err = policy.Verify(ctx, st)
 	if err := collect("policies", problems, err, policy.ErrCorrupt); err != nil {
 		return rep, err
 	}
-	rep.FuzzRuns, problems, err = runs.VerifyDB(ctx, db)
+	rep.FuzzRuns, problems, err = runs.Verify(ctx, st)
 	if err := collect("fuzz runs", problems, err, runs.ErrCorrupt); err != nil {
 		return rep, err
 	}
-	rep.Calls, problems, err = calls.VerifyDB(ctx, db)
+	rep.Calls, problems, err = calls.Verify(ctx, st)
 	if err := collect("calls", problems, err, calls.ErrCorrupt); err != nil {
 		return rep, err
 	}
-	rep.Sessions, problems, err = session.VerifyDB(ctx, db)
+	rep.Sessions, problems, err = session.Verify(ctx, st)
 	if err := collect("sessions", problems, err, session.ErrCorrupt); err != nil {
 		return rep, err
 	}
-	arts, err := execution.OpenArtifacts(db)
+	arts, err := execution.OpenArtifacts(st)
 	if err != nil {
 		return rep, err
 	}
@@ -127,7 +121,7 @@ func VerifyFile(ctx context.Context, path string) (Report, error) {
 	if err := collect("blobs", problems, err, artifacts.ErrCorrupt); err != nil {
 		return rep, err
 	}
-	x, err := execution.New(noVersions{}, arts, db, sampledata.FS(), execution.Options{})
+	x, err := execution.New(noVersions{}, arts, st, sampledata.FS(), execution.Options{})
 	if err != nil {
 		return rep, err
 	}
@@ -148,79 +142,4 @@ type noVersions struct{}
 func (noVersions) Current() *registry.Snapshot { return nil }
 func (noVersions) Version(context.Context, uint64) (*registry.Snapshot, error) {
 	return nil, registry.ErrNotFound
-}
-
-// verifyEvidence re-hashes every stored discovery result and checks that
-// it decodes and re-encodes to its own bytes (as discover.Lookup does).
-func verifyEvidence(ctx context.Context, db *bolt.DB) (int, []string, error) {
-	return verifyBucket(ctx, db, bucketEvidence, discover.ErrCorrupt, func(id hashing.Digest, raw []byte) error {
-		var r discover.Result
-		if err := hashing.DecodeStrict(raw, &r); err != nil {
-			return err
-		}
-		if got, err := discover.ComputeID(r); err != nil || got != id {
-			return fmt.Errorf("does not re-encode to its bytes")
-		}
-		return nil
-	})
-}
-
-// verifyGroundings re-hashes every stored grounding record and checks
-// that it decodes and re-encodes to its own bytes (as ground.Gate.Record
-// does, and stricter).
-func verifyGroundings(ctx context.Context, db *bolt.DB) (int, []string, error) {
-	return verifyBucket(ctx, db, bucketGroundings, ground.ErrCorrupt, func(_ hashing.Digest, raw []byte) error {
-		var r ground.Record
-		if err := hashing.DecodeStrict(raw, &r); err != nil {
-			return err
-		}
-		if canon, err := hashing.Canonical(r); err != nil || !bytes.Equal(canon, raw) {
-			return fmt.Errorf("does not re-encode to its bytes")
-		}
-		return nil
-	})
-}
-
-// verifyBucket checks a bucket of records keyed by the SHA-256 of their
-// bytes: the key, the hash, then check on the bytes.
-func verifyBucket(ctx context.Context, db *bolt.DB, bucket []byte, sentinel error, check func(hashing.Digest, []byte) error) (n int, problems []string, err error) {
-	problems = []string{}
-	err = db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucket)
-		if b == nil {
-			return nil
-		}
-		return b.ForEach(func(k, v []byte) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			n++
-			id, err := hashing.Parse(string(k))
-			switch {
-			case err != nil || id.Algorithm() != hashing.SHA256:
-				problems = append(problems, fmt.Sprintf("key %q is not a sha256 digest", clipKey(k)))
-			case hashing.SumSHA256(v) != id:
-				problems = append(problems, fmt.Sprintf("%s hashes to %s", id, hashing.SumSHA256(v)))
-			default:
-				if err := check(id, v); err != nil {
-					problems = append(problems, fmt.Sprintf("%s: %v", id, err))
-				}
-			}
-			return nil
-		})
-	})
-	if err != nil {
-		return n, problems, fmt.Errorf("verify %s: %w", bucket, err)
-	}
-	if len(problems) > 0 {
-		return n, problems, fmt.Errorf("verify %s: %d problem(s): %w", bucket, len(problems), sentinel)
-	}
-	return n, problems, nil
-}
-
-func clipKey(k []byte) string {
-	if len(k) > 80 {
-		return string(k[:80]) + "…"
-	}
-	return string(k)
 }
