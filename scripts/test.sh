@@ -4,7 +4,8 @@
 # (bash scripts/test.sh -count=1 -v).
 #
 # The tests call outside tools: the SMT solvers z3 and cvc5 (the policy
-# tests run every corpus through both), Python with pandas and numpy (the
+# tests run every corpus through both), PostgreSQL (the store's PostgreSQL
+# engine: internal/pgtest runs a private cluster), Python with pandas and numpy (the
 # strategy engine's reference) and with cryptography (the independent DSSE
 # verifier), and curl, jq and openssl (the documentation's commands, run by
 # docs/docs_test.go), and node with npm (the real MCP servers the gateway
@@ -35,6 +36,12 @@ missing() {
   for tool in z3 cvc5 curl jq openssl git; do
     command -v "$tool" >/dev/null 2>&1 || pkgs+=("$tool")
   done
+  # PostgreSQL (internal/pgtest starts a private cluster per test binary):
+  # Debian puts initdb and postgres in /usr/lib/postgresql/VERSION/bin,
+  # not on the PATH.
+  if ! command -v initdb >/dev/null 2>&1 && ! compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null; then
+    pkgs+=(postgresql)
+  fi
   command -v node >/dev/null 2>&1 || pkgs+=(nodejs)
   command -v npm >/dev/null 2>&1 || pkgs+=(npm)
   echo "${pkgs[*]:-}"
