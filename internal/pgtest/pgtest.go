@@ -67,16 +67,23 @@ var shared struct {
 	err  error
 }
 
-// Main runs the tests of a package that uses DB, then stops the cluster if
-// one was started, and exits with the tests' code. Call it from TestMain.
+// Main runs the tests of a package that uses only this harness, then
+// stops its cluster (StopShared) and exits with the tests' code. Call it
+// from TestMain; a package using several harnesses calls m.Run and each
+// one's StopShared itself.
 func Main(m *testing.M) {
 	code := m.Run()
+	StopShared()
+	os.Exit(code)
+}
+
+// StopShared stops the test binary's cluster, if one was started.
+func StopShared() {
 	if shared.c != nil {
 		if err := shared.c.Stop(); err != nil {
 			fmt.Fprintf(os.Stderr, "pgtest: %v\n", err)
 		}
 	}
-	os.Exit(code)
 }
 
 // DB returns the DSN of a new, empty database in the test binary's

@@ -1,0 +1,146 @@
+package pgstore_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/groundgate/groundgate/internal/pgtest"
+	"github.com/groundgate/groundgate/internal/s3test"
+	"github.com/groundgate/groundgate/store"
+	"github.com/groundgate/groundgate/store/pgstore"
+	"github.com/groundgate/groundgate/store/s3store"
+	"github.com/groundgate/groundgate/store/storetest"
+)
+
+// One PostgreSQL cluster and one SeaweedFS per test binary; a database
+// and a bucket per test.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	pgtest.StopShared()
+	s3test.StopShared()
+	os.Exit(code)
+}
+
+// place is one test's database and bucket: what Open opens again after a
+// Close, as a restarted server would.
+type place struct {
+	dsn    string
+	s3     s3store.Config
+	bucket string
+}
+
+func newPlace(t *testing.T) place {
+	t.Helper()
+	dsn := pgtest.DB(t)
+	srv, bucket := s3test.Bucket(t)
+	return place{dsn: dsn, bucket: bucket, s3: s3store.Config{
+		Endpoint: srv.Endpoint, Region: s3test.Region,
+		AccessKey: s3test.AccessKey, SecretKey: s3test.SecretKey,
+		Bucket: bucket, Prefix: "groundgate",
+	}}
+}
+
+func (p place) blobs(t *testing.T) *s3store.Blobs {
+	t.Helper()
+	b, err := s3store.Open(context.Background(), p.s3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func (p place) open(t *testing.T) *pgstore.Store {
+	t.Helper()
+	s, err := pgstore.Open(context.Background(), pgstore.Config{DSN: p.dsn, Blobs: p.blobs(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// corrupt flips the last byte of the value under key in keyspace name:
+// in store_kv if the row is there, else in the blob's object.
+func (p place) corrupt(t *testing.T, name string, key []byte) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, p.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	tag, err := conn.Exec(ctx, `UPDATE store_kv SET value = set_byte(value, length(value) - 1, get_byte(value, length(value) - 1) # 32)
+		WHERE space = $1 AND key = $2`, name, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tag.RowsAffected() == 1 {
+		return
+	}
+	if err := p.blobs(t).Corrupt(ctx, name, key); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStore runs the store suite on PostgreSQL and SeaweedFS's S3.
+func TestStore(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) storetest.Harness {
+		p := newPlace(t)
+		return storetest.Harness{
+			Open: func(t *testing.T) store.Store { return p.open(t) },
+			Close: func(t *testing.T, s store.Store) {
+				if err := s.(*pgstore.Store).Close(); err != nil {
+					t.Error(err)
+				}
+			},
+			Corrupt: p.corrupt,
+		}
+	})
+}
+
+// TestClosed: a closed store answers ErrClosed.
+func TestClosed(t *testing.T) {
+	s := newPlace(t).open(t)
+	s.Close()
+	if err := s.View(context.Background(), func(store.Tx) error { return nil }); !errors.Is(err, store.ErrClosed) {
+		t.Errorf("View after Close: %v", err)
+	}
+}
+
+// TestMigrateIdempotent: opening the same database again (a restart, a
+// second replica) keeps the schema and the data; a schema newer than the
+// build is refused.
+func TestMigrateIdempotent(t *testing.T) {
+	ctx := context.Background()
+	p := newPlace(t)
+	a := p.open(t)
+	defer a.Close()
+	if err := a.Update(ctx, func(tx store.Tx) error { return tx.PutValue("v", []byte("k"), []byte("kept")) }); err != nil {
+		t.Fatal(err)
+	}
+	b := p.open(t)
+	defer b.Close()
+	if err := b.View(ctx, func(tx store.Tx) error {
+		raw, err := tx.Value("v", []byte("k"))
+		if string(raw) != "kept" {
+			t.Errorf("after a second Open: %q, %v", raw, err)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, p.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `UPDATE store_schema SET version = version + 1`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pgstore.Open(ctx, pgstore.Config{DSN: p.dsn, Blobs: p.blobs(t)}); !errors.Is(err, pgstore.ErrSchema) {
+		t.Errorf("Open of a newer schema: %v, want ErrSchema", err)
+	}
+}
