@@ -34,7 +34,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -61,37 +60,26 @@ type Cluster struct {
 	next atomic.Int64  // database name counter
 }
 
-var shared struct {
-	once sync.Once
-	c    *Cluster
-	err  error
+// shared is the test binary's cluster.
+var shared = testio.Service[*Cluster]{
+	Name: "pgtest", Start: Start, Timeout: startTimeout, Missing: ErrNotInstalled,
 }
 
 // Main runs the tests of a package that uses only this harness, then
-// stops its cluster (StopShared) and exits with the tests' code. Call it
-// from TestMain; a package using several harnesses calls m.Run and each
-// one's StopShared itself.
-func Main(m *testing.M) {
-	code := m.Run()
-	StopShared()
-	os.Exit(code)
-}
+// stops its cluster and exits with the tests' code. Call it from
+// TestMain; a package using several harnesses calls
+// testio.RunStopping(m, pgtest.Shared, …).
+func Main(m *testing.M) { testio.RunStopping(m, &shared) }
 
-// StopShared stops the test binary's cluster, if one was started.
-func StopShared() {
-	if shared.c != nil {
-		if err := shared.c.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "pgtest: %v\n", err)
-		}
-	}
-}
+// Shared is the test binary's cluster, for testio.RunStopping.
+var Shared interface{ Stop() } = &shared
 
 // DB returns the DSN of a new, empty database in the test binary's
 // cluster, starting the cluster on first use. It skips the test when
 // PostgreSQL is not installed (fails it under GROUNDGATE_REQUIRE_TOOLS).
 func DB(tb testing.TB) string {
 	tb.Helper()
-	c := Shared(tb)
+	c := Get(tb)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	dsn, err := c.CreateDB(ctx, tb.Name())
@@ -101,22 +89,11 @@ func DB(tb testing.TB) string {
 	return dsn
 }
 
-// Shared returns the test binary's cluster, starting it on first use (and
+// Get returns the test binary's cluster, starting it on first use (and
 // skipping or failing tb as DB does when PostgreSQL is missing).
-func Shared(tb testing.TB) *Cluster {
+func Get(tb testing.TB) *Cluster {
 	tb.Helper()
-	shared.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-		defer cancel()
-		shared.c, shared.err = Start(ctx)
-	})
-	if errors.Is(shared.err, ErrNotInstalled) {
-		testio.MissingTool(tb, shared.err.Error())
-	}
-	if shared.err != nil {
-		tb.Fatal(shared.err)
-	}
-	return shared.c
+	return shared.Get(tb)
 }
 
 // ErrNotInstalled is returned by Start when no initdb and postgres are
@@ -225,7 +202,7 @@ func (c *Cluster) DSN(db string) string {
 // CreateDB creates an empty database named after hint (a test's name) and
 // returns its DSN.
 func (c *Cluster) CreateDB(ctx context.Context, hint string) (string, error) {
-	name := dbName(hint, c.next.Add(1))
+	name := testio.ResourceName("t_", '_', hint, c.next.Add(1))
 	conn, err := pgx.Connect(ctx, c.DSN("postgres"))
 	if err != nil {
 		return "", fmt.Errorf("pgtest: %w", err)
@@ -235,25 +212,6 @@ func (c *Cluster) CreateDB(ctx context.Context, hint string) (string, error) {
 		return "", fmt.Errorf("pgtest: create database %s: %w", name, err)
 	}
 	return c.DSN(name), nil
-}
-
-// dbName makes a database name from a test's name: lower-case letters,
-// digits and underscores, short enough for PostgreSQL's 63 bytes, and a
-// sequence number that keeps it unique.
-func dbName(hint string, n int64) string {
-	var b strings.Builder
-	b.WriteString("t_")
-	for _, r := range strings.ToLower(hint) {
-		if b.Len() >= 40 {
-			break
-		}
-		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('_')
-		}
-	}
-	return b.String() + "_" + strconv.FormatInt(n, 10)
 }
 
 // Stop shuts postgres down (fast shutdown; killed after 10 s) and removes

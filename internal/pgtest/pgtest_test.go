@@ -61,20 +61,3 @@ func TestServer(t *testing.T) {
 		t.Fatalf("user %q, server_version_num %d", who, num)
 	}
 }
-
-func TestDBName(t *testing.T) {
-	for _, tc := range []struct {
-		hint string
-		n    int64
-		want string
-	}{
-		{"TestFoo", 1, "t_testfoo_1"},
-		{"TestFoo/sub-case_2", 12, "t_testfoo_sub_case_2_12"},
-		{"TestÄ", 3, "t_test__3"}, // a rune, not a byte, per character
-		{"TestAVeryLongNameThatGoesOnAndOnAndOnForeverAndEver", 4, "t_testaverylongnamethatgoesonandonandonf_4"},
-	} {
-		if got := dbName(tc.hint, tc.n); got != tc.want {
-			t.Errorf("dbName(%q, %d) = %q, want %q", tc.hint, tc.n, got, tc.want)
-		}
-	}
-}

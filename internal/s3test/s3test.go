@@ -29,7 +29,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -116,54 +115,32 @@ type Server struct {
 	next atomic.Int64
 }
 
-var shared struct {
-	once sync.Once
-	s    *Server
-	err  error
+// shared is the test binary's server.
+var shared = testio.Service[*Server]{
+	Name: "s3test", Start: Start, Timeout: startTimeout, Missing: ErrNotInstalled,
 }
 
 // Main runs the tests of a package that uses only this harness, then
-// stops its server (StopShared) and exits with the tests' code. Call it
-// from TestMain; a package using several harnesses calls m.Run and each
-// one's StopShared itself.
-func Main(m *testing.M) {
-	code := m.Run()
-	StopShared()
-	os.Exit(code)
-}
+// stops its server and exits with the tests' code. Call it from
+// TestMain; a package using several harnesses calls
+// testio.RunStopping(m, s3test.Shared, …).
+func Main(m *testing.M) { testio.RunStopping(m, &shared) }
 
-// StopShared stops the test binary's server, if one was started.
-func StopShared() {
-	if shared.s != nil {
-		if err := shared.s.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "s3test: %v\n", err)
-		}
-	}
-}
+// Shared is the test binary's server, for testio.RunStopping.
+var Shared interface{ Stop() } = &shared
 
-// Shared returns the test binary's server, starting it on first use; it
+// Get returns the test binary's server, starting it on first use; it
 // skips tb where weed is missing (fails it under GROUNDGATE_REQUIRE_TOOLS).
-func Shared(tb testing.TB) *Server {
+func Get(tb testing.TB) *Server {
 	tb.Helper()
-	shared.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
-		defer cancel()
-		shared.s, shared.err = Start(ctx)
-	})
-	if errors.Is(shared.err, ErrNotInstalled) {
-		testio.MissingTool(tb, shared.err.Error())
-	}
-	if shared.err != nil {
-		tb.Fatal(shared.err)
-	}
-	return shared.s
+	return shared.Get(tb)
 }
 
 // Bucket returns the test binary's server and the name of a new, empty
 // bucket in it, named after the test.
 func Bucket(tb testing.TB) (*Server, string) {
 	tb.Helper()
-	s := Shared(tb)
+	s := Get(tb)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	name, err := s.CreateBucket(ctx, tb.Name())
@@ -298,7 +275,7 @@ func credentialsWith(access, secret string) *credentials.Credentials {
 // CreateBucket creates an empty bucket named after hint (a test's name)
 // and returns its name.
 func (s *Server) CreateBucket(ctx context.Context, hint string) (string, error) {
-	name := bucketName(hint, s.next.Add(1))
+	name := testio.ResourceName("t-", '-', hint, s.next.Add(1))
 	c, err := s.Client()
 	if err != nil {
 		return "", err
@@ -307,24 +284,6 @@ func (s *Server) CreateBucket(ctx context.Context, hint string) (string, error) 
 		return "", fmt.Errorf("s3test: make bucket %s: %w", name, err)
 	}
 	return name, nil
-}
-
-// bucketName makes an S3 bucket name from a test's name: lower-case
-// letters, digits and hyphens, at most 63 bytes, unique by its number.
-func bucketName(hint string, n int64) string {
-	var b strings.Builder
-	b.WriteString("t-")
-	for _, r := range strings.ToLower(hint) {
-		if b.Len() >= 40 {
-			break
-		}
-		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('-')
-		}
-	}
-	return b.String() + "-" + strconv.FormatInt(n, 10)
 }
 
 // Stop kills weed's process group (it holds nothing the tests keep) and

@@ -47,19 +47,3 @@ func TestBucket(t *testing.T) {
 		t.Errorf("a wrong secret: %v, want a 403", err)
 	}
 }
-
-func TestBucketName(t *testing.T) {
-	for _, tc := range []struct {
-		hint string
-		n    int64
-		want string
-	}{
-		{"TestFoo", 1, "t-testfoo-1"},
-		{"TestFoo/sub_case", 12, "t-testfoo-sub-case-12"},
-		{"TestAVeryLongNameThatGoesOnAndOnAndOnForeverAndEver", 4, "t-testaverylongnamethatgoesonandonandonf-4"},
-	} {
-		if got := bucketName(tc.hint, tc.n); got != tc.want {
-			t.Errorf("bucketName(%q, %d) = %q, want %q", tc.hint, tc.n, got, tc.want)
-		}
-	}
-}

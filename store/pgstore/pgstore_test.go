@@ -3,13 +3,13 @@ package pgstore_test
 import (
 	"context"
 	"errors"
-	"os"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/groundgate/groundgate/internal/pgtest"
 	"github.com/groundgate/groundgate/internal/s3test"
+	"github.com/groundgate/groundgate/internal/testio"
 	"github.com/groundgate/groundgate/store"
 	"github.com/groundgate/groundgate/store/pgstore"
 	"github.com/groundgate/groundgate/store/s3store"
@@ -18,12 +18,7 @@ import (
 
 // One PostgreSQL cluster and one SeaweedFS per test binary; a database
 // and a bucket per test.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	pgtest.StopShared()
-	s3test.StopShared()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testio.RunStopping(m, pgtest.Shared, s3test.Shared) }
 
 // place is one test's database and bucket: what Open opens again after a
 // Close, as a restarted server would.
