@@ -46,7 +46,7 @@ func newPolicyRig(t *testing.T, solver smt.Solver) *policyRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps, err := policy.OpenStore(ctx, s.DB(), nil)
+	ps, err := policy.OpenStore(ctx, s.Engine(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,19 +3,17 @@ package policy
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/groundgate/groundgate/hashing"
-	"github.com/groundgate/groundgate/internal/buckets"
 	"github.com/groundgate/groundgate/registry"
+	"github.com/groundgate/groundgate/store"
 )
 
 // Set is one version of the policies in force: every policy by name, and
@@ -134,35 +132,47 @@ type Change struct {
 	Name string `json:"name"`
 }
 
+// The policy store's keyspaces in the storage layer (bbolt buckets of
+// these names): each policy's bytes under the SHA-256 id, and the set's
+// versions 1, 2, 3….
 var (
-	bucketBlobs    = []byte("policy.blobs")
-	bucketVersions = []byte("policy.versions")
+	spaceBlobs   = store.Space{Name: "policy.blobs", Check: store.SHA256}
+	nameVersions = "policy.versions"
 )
 
-// Store keeps policies in the registry's bbolt file: each policy's bytes
-// under its id (content-addressed, never rewritten), and each version of
-// the set as a map from names to ids. Every version stays readable. It is
-// safe for concurrent use; writes are serialised.
+// backend is what the policy store needs of the storage layer.
+type backend interface {
+	View(ctx context.Context, fn func(store.Tx) error) error
+	Update(ctx context.Context, fn func(store.Tx) error) error
+}
+
+// reader is what reading a set needs of a transaction.
+type reader interface {
+	store.RecordReader
+	store.Versions
+}
+
+// Store keeps policies in the storage layer: each policy's bytes under its
+// id (content-addressed, never rewritten), and each version of the set as
+// a map from names to ids. Every version stays readable. It is safe for
+// concurrent use; writes are serialised.
 type Store struct {
-	db      *bolt.DB
+	st      backend
 	now     func() time.Time
 	writeMu sync.Mutex
 	current atomic.Pointer[Set]
 }
 
-// OpenStore opens the policy store in db, creating its buckets, and loads
+// OpenStore opens the policy store in st (the registry's file) and loads
 // the current set, verifying and compiling every policy in it. A policy
 // whose bytes no longer hash to its id is ErrCorrupt: it is never served.
-func OpenStore(ctx context.Context, db *bolt.DB, now func() time.Time) (*Store, error) {
+func OpenStore(ctx context.Context, st backend, now func() time.Time) (*Store, error) {
 	if now == nil {
 		now = time.Now
 	}
-	s := &Store{db: db, now: now}
-	if err := buckets.Ensure(db, bucketBlobs, bucketVersions); err != nil {
-		return nil, fmt.Errorf("policy: init store: %w", err)
-	}
+	s := &Store{st: st, now: now}
 	var set *Set
-	err := db.View(func(tx *bolt.Tx) error {
+	err := st.View(ctx, func(tx store.Tx) error {
 		var err error
 		set, err = latest(ctx, tx)
 		return err
@@ -177,27 +187,25 @@ func OpenStore(ctx context.Context, db *bolt.DB, now func() time.Time) (*Store, 
 // Current is the set in force. It does no I/O.
 func (s *Store) Current() *Set { return s.current.Load() }
 
-func latest(ctx context.Context, tx *bolt.Tx) (*Set, error) {
-	b := tx.Bucket(bucketVersions)
-	if b == nil {
+func latest(ctx context.Context, tx reader) (*Set, error) {
+	n, _, err := tx.LatestVersion(nameVersions)
+	if err != nil {
+		return nil, fmt.Errorf("policy set: %w: %w", ErrCorrupt, err)
+	}
+	if n == 0 {
 		return NewSet(), nil
 	}
-	k, _ := b.Cursor().Last()
-	if k == nil {
-		return NewSet(), nil
-	}
-	return readSet(ctx, tx, binary.BigEndian.Uint64(k))
+	return readSet(ctx, tx, n)
 }
 
-func readInfo(tx *bolt.Tx, n uint64) (VersionInfo, error) {
+func readInfo(tx store.Versions, n uint64) (VersionInfo, error) {
 	var info VersionInfo
-	b := tx.Bucket(bucketVersions)
-	if b == nil {
+	raw, err := tx.Version(nameVersions, n)
+	if errors.Is(err, store.ErrNotFound) {
 		return info, fmt.Errorf("policy set version %d: %w", n, ErrNotFound)
 	}
-	raw := b.Get(versionKey(n))
-	if raw == nil {
-		return info, fmt.Errorf("policy set version %d: %w", n, ErrNotFound)
+	if err != nil {
+		return info, fmt.Errorf("policy set version %d: %w", n, err)
 	}
 	if err := hashing.DecodeStrict(raw, &info); err != nil {
 		return info, fmt.Errorf("policy set version %d: %v: %w", n, err, ErrCorrupt)
@@ -208,7 +216,7 @@ func readInfo(tx *bolt.Tx, n uint64) (VersionInfo, error) {
 	return info, nil
 }
 
-func readSet(ctx context.Context, tx *bolt.Tx, n uint64) (*Set, error) {
+func readSet(ctx context.Context, tx reader, n uint64) (*Set, error) {
 	info, err := readInfo(tx, n)
 	if err != nil {
 		return nil, err
@@ -237,25 +245,23 @@ func readSet(ctx context.Context, tx *bolt.Tx, n uint64) (*Set, error) {
 	return set, nil
 }
 
-func readBlob(tx *bolt.Tx, name string, id hashing.Digest) (Policy, error) {
-	raw := tx.Bucket(bucketBlobs).Get(id.Key())
-	if raw == nil {
+// readBlob reads a policy a version names: missing or failing its hash,
+// the version is corrupt.
+func readBlob(tx store.RecordReader, name string, id hashing.Digest) (Policy, error) {
+	raw, err := tx.Record(spaceBlobs, id)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
 		return Policy{}, fmt.Errorf("policy %s (%s) is missing: %w", name, id, ErrCorrupt)
-	}
-	if got := hashing.SumSHA256(raw); got != id {
-		return Policy{}, fmt.Errorf("policy %s: bytes hash to %s, not %s: %w", name, got, id, ErrCorrupt)
+	case errors.Is(err, store.ErrCorrupt):
+		return Policy{}, fmt.Errorf("policy %s: %w: %w", name, ErrCorrupt, err)
+	case err != nil:
+		return Policy{}, fmt.Errorf("policy %s: %w", name, err)
 	}
 	var p Policy
 	if err := hashing.DecodeStrict(raw, &p); err != nil {
 		return Policy{}, fmt.Errorf("policy %s: %v: %w", name, err, ErrCorrupt)
 	}
 	return p, nil
-}
-
-func versionKey(n uint64) []byte {
-	k := make([]byte, 8)
-	binary.BigEndian.PutUint64(k, n)
-	return k
 }
 
 // PutResult reports a Put.
@@ -325,13 +331,13 @@ func (s *Store) commit(ctx context.Context, cur, next *Set, ch Change, id hashin
 	if err != nil {
 		return fmt.Errorf("policy: encode version: %w", err)
 	}
-	err = s.db.Update(func(tx *bolt.Tx) error {
+	err = s.st.Update(ctx, func(tx store.Tx) error {
 		if raw != nil {
-			if err := tx.Bucket(bucketBlobs).Put(id.Key(), raw); err != nil {
+			if err := tx.PutRecord(spaceBlobs, id, raw); err != nil {
 				return err
 			}
 		}
-		return tx.Bucket(bucketVersions).Put(versionKey(next.Version), doc)
+		return tx.PutVersion(nameVersions, next.Version, doc)
 	})
 	if err != nil {
 		return fmt.Errorf("policy: store version %d: %w", next.Version, err)
@@ -349,7 +355,7 @@ func (s *Store) Version(ctx context.Context, n uint64) (*Set, error) {
 		return NewSet(), nil
 	}
 	var set *Set
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.st.View(ctx, func(tx store.Tx) error {
 		var err error
 		set, err = readSet(ctx, tx, n)
 		return err
@@ -360,17 +366,19 @@ func (s *Store) Version(ctx context.Context, n uint64) (*Set, error) {
 // History lists every version's header, newest first.
 func (s *Store) History(ctx context.Context) ([]VersionInfo, error) {
 	var out []VersionInfo
-	err := s.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketVersions)
-		if b == nil {
-			return nil
+	err := s.st.View(ctx, func(tx store.Tx) error {
+		n, _, err := tx.LatestVersion(nameVersions)
+		if err != nil {
+			return fmt.Errorf("policy set: %w: %w", ErrCorrupt, err)
 		}
-		c := b.Cursor()
-		for k, _ := c.Last(); k != nil; k, _ = c.Prev() {
+		for v := n; v >= 1; v-- {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			info, err := readInfo(tx, binary.BigEndian.Uint64(k))
+			info, err := readInfo(tx, v)
+			if errors.Is(err, ErrNotFound) {
+				return fmt.Errorf("policy set version %d of %d is missing: %w", v, n, ErrCorrupt)
+			}
 			if err != nil {
 				return err
 			}
@@ -378,41 +386,30 @@ func (s *Store) History(ctx context.Context) ([]VersionInfo, error) {
 		}
 		return nil
 	})
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Version > out[j].Version })
 	return out, err
 }
 
-// VerifyDB re-checks every stored policy and version of the set in db:
-// each policy's bytes hash to its id and decode, each version's digest
-// matches its names and ids, and every id a version names is stored. It
-// returns how many policies and versions it checked and every problem;
-// the error wraps ErrCorrupt when there is one.
-func VerifyDB(ctx context.Context, db *bolt.DB) (int, []string, error) {
+// Verify re-checks every stored policy and version of the set: each
+// policy's bytes hash to its id and decode, each version's digest matches
+// its names and ids, and every id a version names is stored. It returns
+// how many policies and versions it checked and every problem; the error
+// wraps ErrCorrupt when there is one.
+func Verify(ctx context.Context, st store.Viewer) (int, []string, error) {
 	var problems []string
 	n := 0
-	err := db.View(func(tx *bolt.Tx) error {
-		blobs, versions := tx.Bucket(bucketBlobs), tx.Bucket(bucketVersions)
-		if blobs == nil || versions == nil {
-			return nil
+	err := st.View(ctx, func(tx store.Tx) error {
+		var err error
+		n, problems, err = store.Verify(ctx, tx, spaceBlobs, func(_ hashing.Digest, raw []byte) error {
+			var p Policy
+			return hashing.DecodeStrict(raw, &p)
+		})
+		for i, p := range problems {
+			problems[i] = "policy " + p
 		}
-		if err := blobs.ForEach(func(k, v []byte) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			n++
-			id, err := hashing.Parse(string(k))
-			if err != nil {
-				problems = append(problems, fmt.Sprintf("policy key %q is not a digest", clip(string(k))))
-				return nil
-			}
-			if got := hashing.SumSHA256(v); got != id {
-				problems = append(problems, fmt.Sprintf("policy %s: bytes hash to %s", id, got))
-			}
-			return nil
-		}); err != nil {
+		if err != nil && !errors.Is(err, store.ErrCorrupt) {
 			return err
 		}
-		return versions.ForEach(func(k, _ []byte) error {
+		return tx.Scan(nameVersions, func(k, _ []byte) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}

@@ -21,6 +21,7 @@ import (
 	"github.com/groundgate/groundgate/contract"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/internal/buckets"
+	"github.com/groundgate/groundgate/store/boltstore"
 )
 
 // initialMmapSize is how much of the file a writable store maps at open.
@@ -65,6 +66,7 @@ type Store struct {
 	screen    func(Entry) error
 	contracts *contract.Cache
 	current   atomic.Pointer[Snapshot]
+	engine    *boltstore.Store
 }
 
 // Open opens (creating if needed) the registry in the bbolt file at path.
@@ -94,7 +96,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	if !opt.ReadOnly {
 		db.AllocSize = allocSize
 	}
-	s := &Store{db: db, log: opt.Logger, now: opt.Now, screen: opt.Screen, contracts: opt.Contracts}
+	s := &Store{db: db, log: opt.Logger, now: opt.Now, screen: opt.Screen, contracts: opt.Contracts, engine: boltstore.Wrap(db)}
 	if err := buckets.Ensure(db, bucketMeta, bucketRecords, bucketChunks, bucketGroups, bucketVersions, bucketNames, bucketIdentities); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("registry: init %s: %w", path, err)
@@ -109,6 +111,12 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 // DB exposes the underlying bbolt handle so other packages can keep their
 // own buckets in the same file. They must not touch "registry.*" buckets.
 func (s *Store) DB() *bolt.DB { return s.db }
+
+// Engine is the storage layer over the registry's file (package store):
+// the one every other package keeps its records, versions and logs in, so
+// that their writers share its group commits. It must not be used for
+// "registry.*" keyspaces.
+func (s *Store) Engine() *boltstore.Store { return s.engine }
 
 // Close closes the database file.
 func (s *Store) Close() error { return s.db.Close() }

@@ -106,6 +106,16 @@ func Hashed(key hashing.Digest, raw []byte) error {
 	return nil
 }
 
+// SHA256 is the check of a record addressed by the SHA-256 of its bytes
+// and by nothing else (evidence, groundings, policies): a key of another
+// algorithm is a problem even if the bytes hash to it.
+func SHA256(key hashing.Digest, raw []byte) error {
+	if key.Algorithm() != hashing.SHA256 {
+		return fmt.Errorf("key %s is not a sha256 digest", key)
+	}
+	return Hashed(key, raw)
+}
+
 // Verify runs sp's check (Hashed when it has none) on raw as read under
 // key, wrapping a failure in ErrCorrupt. Engines call it on every read;
 // a domain package's own verification calls it too.
@@ -125,6 +135,9 @@ type RecordReader interface {
 	// Record returns the bytes stored under key in sp, checked by sp's
 	// check: ErrNotFound when there are none, ErrCorrupt when they fail.
 	Record(sp Space, key hashing.Digest) ([]byte, error)
+	// HasRecord reports whether key is stored in sp, without reading or
+	// checking it: a writer's "is it there already" before a Batch.
+	HasRecord(sp Space, key hashing.Digest) (bool, error)
 }
 
 // RecordWriter writes records.
@@ -133,6 +146,10 @@ type RecordWriter interface {
 	// always holds the same bytes). It does not check raw: the writer
 	// computed key from it.
 	PutRecord(sp Space, key hashing.Digest, raw []byte) error
+	// DeleteRecord removes key from sp (retention: the fuzz findings no
+	// kept run lists); removing an absent key is no error. A record is
+	// never changed, only written once and perhaps removed.
+	DeleteRecord(sp Space, key hashing.Digest) error
 }
 
 // Scanner lists a keyspace for verification and maintenance.

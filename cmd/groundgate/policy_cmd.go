@@ -253,7 +253,7 @@ func openPolicyStore(ctx context.Context, db string, mode app.OpenMode) (*policy
 	if err != nil {
 		return nil, nil, err
 	}
-	ps, err := policy.OpenStore(ctx, store.DB(), nil)
+	ps, err := policy.OpenStore(ctx, store.Engine(), nil)
 	if err != nil {
 		store.Close()
 		return nil, nil, err

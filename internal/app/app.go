@@ -689,7 +689,7 @@ func OpenPolicies(ctx context.Context, s *registry.Store, solver string, timeout
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	ps, err := policy.OpenStore(ctx, s.DB(), nil)
+	ps, err := policy.OpenStore(ctx, s.Engine(), nil)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("policies: %w", err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/groundgate/groundgate/registry"
 	"github.com/groundgate/groundgate/sampledata"
 	"github.com/groundgate/groundgate/session"
+	"github.com/groundgate/groundgate/store/boltstore"
 )
 
 // The buckets of content-addressed records that their packages keep
@@ -70,6 +71,7 @@ func VerifyFile(ctx context.Context, path string) (Report, error) {
 		return rep, fmt.Errorf("verify: open %s: %w", path, err)
 	}
 	defer db.Close()
+	st := boltstore.Wrap(db)
 
 	var corrupt []error
 	collect := func(kind string, problems []string, err error, sentinel error) error {
@@ -103,7 +105,7 @@ func VerifyFile(ctx context.Context, path string) (Report, error) {
 	if err := collect("grounding", problems, err, ground.ErrCorrupt); err != nil {
 		return rep, err
 	}
-	rep.Policies, problems, err = policy.VerifyDB(ctx, db)
+	rep.Policies, problems, err = policy.Verify(ctx, st)
 	if err := collect("policies", problems, err, policy.ErrCorrupt); err != nil {
 		return rep, err
 	}

@@ -149,6 +149,10 @@ func (t *tx) Record(sp store.Space, key hashing.Digest) ([]byte, error) {
 	return raw, nil
 }
 
+func (t *tx) HasRecord(sp store.Space, key hashing.Digest) (bool, error) {
+	return t.get(sp.Name, key.Key()) != nil, nil
+}
+
 func (t *tx) PutRecord(sp store.Space, key hashing.Digest, raw []byte) error {
 	b, err := t.writable(sp.Name)
 	if err != nil {
@@ -162,6 +166,10 @@ func (t *tx) PutRecord(sp store.Space, key hashing.Digest, raw []byte) error {
 		return fmt.Errorf("boltstore: put %s %s: %w", sp.Name, key, err)
 	}
 	return nil
+}
+
+func (t *tx) DeleteRecord(sp store.Space, key hashing.Digest) error {
+	return t.DeleteValue(sp.Name, key.Key())
 }
 
 func (t *tx) Scan(name string, fn func(key, raw []byte) error) error {

@@ -164,6 +164,29 @@ func TestRecords(t *testing.T, h Harness) {
 		t.Errorf("after a second put: %q, %v", got, err)
 	}
 
+	if err := s.View(ctx, func(tx store.Tx) error {
+		for key, want := range map[hashing.Digest]bool{hashing.SumSHA256(vals[1]): true, wrong: true, absent: false} {
+			if ok, err := tx.HasRecord(records, key); ok != want || err != nil {
+				t.Errorf("HasRecord %s = %v, %v; want %v", key, ok, err, want)
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	// A deleted record is gone; deleting it again is no error.
+	gone := []byte("to be deleted")
+	update(t, s, func(tx store.Tx) error { return tx.PutRecord(records, hashing.SumSHA256(gone), gone) })
+	update(t, s, func(tx store.Tx) error {
+		if err := tx.DeleteRecord(records, hashing.SumSHA256(gone)); err != nil {
+			return err
+		}
+		return tx.DeleteRecord(records, hashing.SumSHA256(gone))
+	})
+	_, err = read(s, func(tx store.Tx) ([]byte, error) { return tx.Record(records, hashing.SumSHA256(gone)) })
+	wantKind(t, "deleted record", err, errkind.NotFound)
+
 	// Scan: every key, in order; Verify: the one bad record.
 	var keys []string
 	if err := s.View(ctx, func(tx store.Tx) error {
@@ -525,6 +548,9 @@ func TestTransactions(t *testing.T, h Harness) {
 		}
 		if err := tx.PutRecord(records, hashing.SumSHA256(v), v); !errors.Is(err, store.ErrReadOnly) {
 			t.Errorf("PutRecord in a View: %v, want ErrReadOnly", err)
+		}
+		if err := tx.DeleteRecord(records, hashing.SumSHA256(v)); !errors.Is(err, store.ErrReadOnly) {
+			t.Errorf("DeleteRecord in a View: %v, want ErrReadOnly", err)
 		}
 		return nil
 	}); err != nil {
