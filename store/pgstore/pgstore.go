@@ -314,6 +314,31 @@ func (t *tx) PutRecord(sp store.Space, key hashing.Digest, raw []byte) error {
 	return nil
 }
 
+// HasRecord implements store.RecordReader.
+func (t *tx) HasRecord(sp store.Space, key hashing.Digest) (bool, error) {
+	var ok bool
+	err := t.tx.QueryRow(t.ctx, `SELECT EXISTS (SELECT 1 FROM store_kv WHERE space = $1 AND key = $2)`, sp.Name, key.Key()).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("pgstore: %s %s: %w", sp.Name, key, classify(err))
+	}
+	return ok, nil
+}
+
+// DeleteRecord implements store.RecordWriter.
+func (t *tx) DeleteRecord(sp store.Space, key hashing.Digest) error {
+	return t.delete(sp.Name, key.Key())
+}
+
+func (t *tx) delete(space string, key []byte) error {
+	if err := t.writable(); err != nil {
+		return err
+	}
+	if _, err := t.tx.Exec(t.ctx, `DELETE FROM store_kv WHERE space = $1 AND key = $2`, space, nonNil(key)); err != nil {
+		return fmt.Errorf("pgstore: delete %s %q: %w", space, key, classify(err))
+	}
+	return nil
+}
+
 // scanPage is how many rows a scan reads per query: scans go page by page
 // (keyset pagination), so that fn may itself read through the transaction
 // (one connection runs one query at a time) and a big keyspace is never
@@ -487,15 +512,7 @@ func (t *tx) PutValue(name string, key, raw []byte) error {
 }
 
 // DeleteValue implements store.Values.
-func (t *tx) DeleteValue(name string, key []byte) error {
-	if err := t.writable(); err != nil {
-		return err
-	}
-	if _, err := t.tx.Exec(t.ctx, `DELETE FROM store_kv WHERE space = $1 AND key = $2`, name, nonNil(key)); err != nil {
-		return fmt.Errorf("pgstore: delete %s %q: %w", name, key, classify(err))
-	}
-	return nil
-}
+func (t *tx) DeleteValue(name string, key []byte) error { return t.delete(name, key) }
 
 // NextSequence implements store.Values: a counter row per name, taken
 // under the transaction's row lock (a number of a transaction that fails
