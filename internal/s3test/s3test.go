@@ -186,7 +186,7 @@ func (s *Server) start(ctx context.Context, weed string) error {
 	// weed's default ports are fixed (8333, 9333, …) and each gRPC port is
 	// its HTTP port + 10000: every one is given explicitly, so that test
 	// binaries running side by side do not collide.
-	ports, err := freePorts(9)
+	ports, err := freePorts(11)
 	if err != nil {
 		return err
 	}
@@ -198,7 +198,10 @@ func (s *Server) start(ctx context.Context, weed string) error {
 		"-master.port=" + p(2), "-master.port.grpc=" + p(3),
 		"-volume.port=" + p(4), "-volume.port.grpc=" + p(5),
 		"-filer.port=" + p(6), "-filer.port.grpc=" + p(7),
-		"-metricsPort=" + p(8),
+		// Disabled below, but their ports are still checked (and moved
+		// when taken, which is harmless): given too, away from the
+		// defaults another weed may hold.
+		"-webdav.port=" + p(8), "-admin.port=" + p(9), "-admin.port.grpc=" + p(10), "-admin.port.legacy=0",
 		"-filer.localSocket=" + filepath.Join(s.dir, "filer.sock"),
 		"-s3.localSocket=" + filepath.Join(s.dir, "s3.sock"),
 		// Only S3: no WebDAV, admin UI, Iceberg or Lance endpoints (each a

@@ -28,7 +28,7 @@ type place struct {
 	bucket string
 }
 
-func newPlace(t *testing.T) place {
+func newPlace(t testing.TB) place {
 	t.Helper()
 	dsn := pgtest.DB(t)
 	srv, bucket := s3test.Bucket(t)
@@ -39,7 +39,7 @@ func newPlace(t *testing.T) place {
 	}}
 }
 
-func (p place) blobs(t *testing.T) *s3store.Blobs {
+func (p place) blobs(t testing.TB) *s3store.Blobs {
 	t.Helper()
 	b, err := s3store.Open(context.Background(), p.s3)
 	if err != nil {
@@ -48,7 +48,7 @@ func (p place) blobs(t *testing.T) *s3store.Blobs {
 	return b
 }
 
-func (p place) open(t *testing.T) *pgstore.Store {
+func (p place) open(t testing.TB) *pgstore.Store {
 	t.Helper()
 	s, err := pgstore.Open(context.Background(), pgstore.Config{DSN: p.dsn, Blobs: p.blobs(t)})
 	if err != nil {
