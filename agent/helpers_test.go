@@ -66,12 +66,12 @@ func startServer(t testing.TB, withExecutor bool) *httptest.Server {
 	ctx := context.Background()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	store := registrytest.Seeded(t, filepath.Join(t.TempDir(), "gg.db"), registry.Options{Logger: log})
-	disc, err := discover.New(ctx, store, store.DB(), discover.Options{Logger: log})
+	disc, err := discover.New(ctx, store, store.Engine(), discover.Options{Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { disc.Close() })
-	gate, err := ground.New(store, disc, store.DB(), ground.WithLogger(log))
+	gate, err := ground.New(store, disc, store.Engine(), ground.WithLogger(log))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,7 @@ var keywordTerms = [][]string{
 func benchDiscover(b *testing.B, s *registry.Store) {
 	ctx := context.Background()
 	start := time.Now()
-	d, err := New(ctx, s, s.DB(), Options{})
+	d, err := New(ctx, s, s.Engine(), Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

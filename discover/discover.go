@@ -20,9 +20,11 @@
 // # Evidence
 //
 // A Result is content-addressed: its id is the SHA-256 of the RFC 8785
-// encoding of everything else. Discover stores it in bbolt (bucket
-// "discover.evidence", id → canonical bytes without the id); Lookup reads it
-// back and checks the hash; Rederive recomputes it from its terms at its
+// encoding of everything else. Discover stores it in the storage layer
+// (package store; the record space "discover.evidence", id → canonical
+// bytes without the id, a bbolt bucket of that name); Lookup reads it back
+// and checks the hash (the store's check on every read), then that it
+// re-encodes to its bytes; Verify does both for every record; Rederive recomputes it from its terms at its
 // registry version, without storing, for evidence given inline.
 //
 // # Determinism
@@ -43,13 +45,11 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/mapping"
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/groundgate/groundgate/discover/relevance"
 	"github.com/groundgate/groundgate/hashing"
-	"github.com/groundgate/groundgate/internal/buckets"
-	"github.com/groundgate/groundgate/internal/groupcommit"
 	"github.com/groundgate/groundgate/registry"
+	"github.com/groundgate/groundgate/store"
 )
 
 // Source is what discovery needs from the registry.
@@ -103,20 +103,26 @@ type Options struct {
 // pastIndexes is how many indexes of past versions Rederive keeps.
 const pastIndexes = 4
 
-var bucketEvidence = []byte("discover.evidence") // id → canonical result without id
+// spaceEvidence holds evidence records: id → canonical result without id.
+var spaceEvidence = store.Space{Name: "discover.evidence", Check: store.SHA256}
+
+// Backend is what discovery needs of the storage layer: reads, and
+// batched writes (evidence made at the same time shares a commit).
+type Backend interface {
+	View(ctx context.Context, fn func(store.Tx) error) error
+	Batch(ctx context.Context, fn func(store.Tx) error) error
+}
 
 // Discoverer matches terms against a registry and keeps the evidence. It
 // is safe for concurrent use.
 type Discoverer struct {
 	src Source
-	db  *bolt.DB
+	st  Backend
 	log *slog.Logger
 	opt Options
 	an  *textAnalyzer
 	im  mapping.IndexMapping
 	vec *relevance.Vectors
-
-	evidence *groupcommit.Writer // new evidence records, into bucketEvidence
 
 	disk *textDir // nil unless Options.TextIndexDir is set
 
@@ -127,13 +133,12 @@ type Discoverer struct {
 	past   []*index // most recently used last
 }
 
-// New builds the index of the current registry version and prepares the
-// evidence bucket in db, which is normally the registry's own file
-// (registry.Store.DB()). The bleve text index is filled in the background;
+// New builds the index of the current registry version and keeps evidence
+// in st, normally the registry's file (registry.Store.Engine()). The bleve text index is filled in the background;
 // only keyword look-ups inside names and descriptions wait for it. Close
 // releases the indexes.
-func New(ctx context.Context, src Source, db *bolt.DB, opt Options) (*Discoverer, error) {
-	if src == nil || db == nil {
+func New(ctx context.Context, src Source, st Backend, opt Options) (*Discoverer, error) {
+	if src == nil || st == nil {
 		return nil, errors.New("discover: New needs a source and a database")
 	}
 	if opt.Logger == nil {
@@ -154,10 +159,7 @@ func New(ctx context.Context, src Source, db *bolt.DB, opt Options) (*Discoverer
 			return nil, fmt.Errorf("discover: word vectors: %w", err)
 		}
 	}
-	d := &Discoverer{src: src, db: db, evidence: groupcommit.New(db, bucketEvidence), log: opt.Logger, opt: opt, an: newTextAnalyzer(), im: im, vec: opt.Vectors}
-	if err := buckets.Ensure(db, bucketEvidence); err != nil {
-		return nil, fmt.Errorf("discover: create evidence bucket: %w", err)
-	}
+	d := &Discoverer{src: src, st: st, log: opt.Logger, opt: opt, an: newTextAnalyzer(), im: im, vec: opt.Vectors}
 	if opt.TextIndexDir != "" {
 		if d.disk, err = newTextDir(opt.TextIndexDir, im, d.an, d.log); err != nil {
 			return nil, err
@@ -520,16 +522,11 @@ func (d *Discoverer) pastIndex(ctx context.Context, n uint64) (*index, error) {
 
 // store writes an evidence record unless it is there already.
 func (d *Discoverer) store(ctx context.Context, id hashing.Digest, canon []byte) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	key := id.Key()
 	var have bool
-	err := d.db.View(func(tx *bolt.Tx) error {
-		if b := tx.Bucket(bucketEvidence); b != nil {
-			have = b.Get(key) != nil
-		}
-		return nil
+	err := d.st.View(ctx, func(tx store.Tx) error {
+		var err error
+		have, err = tx.HasRecord(spaceEvidence, id)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("discover: read evidence: %w", err)
@@ -537,13 +534,13 @@ func (d *Discoverer) store(ctx context.Context, id hashing.Digest, canon []byte)
 	if have {
 		return nil
 	}
-	if d.db.IsReadOnly() {
+	// New evidence made at the same time shares a commit.
+	err = d.st.Batch(ctx, func(tx store.Tx) error { return tx.PutRecord(spaceEvidence, id, canon) })
+	if errors.Is(err, store.ErrReadOnly) {
 		d.log.LogAttrs(ctx, slog.LevelDebug, "read-only database: evidence not stored", slog.String("id", id.String()))
 		return nil
 	}
-	// New evidence made at the same time shares a commit; the bucket was
-	// made by New.
-	if err := d.evidence.Put(key, canon); err != nil {
+	if err != nil {
 		return fmt.Errorf("discover: store evidence %s: %w", id, err)
 	}
 	return nil
@@ -553,30 +550,33 @@ func (d *Discoverer) store(ctx context.Context, id hashing.Digest, canon []byte)
 // wrapping ErrNotFound when there is none, and ErrCorrupt when the stored
 // bytes no longer hash to id or do not decode.
 func (d *Discoverer) Lookup(ctx context.Context, id hashing.Digest) (Result, error) {
-	if err := ctx.Err(); err != nil {
-		return Result{}, err
-	}
 	if id.Algorithm() != hashing.SHA256 {
 		return Result{}, fmt.Errorf("discover: evidence %s: %w", id, ErrNotFound)
 	}
-	var raw []byte
-	err := d.db.View(func(tx *bolt.Tx) error {
-		if b := tx.Bucket(bucketEvidence); b != nil {
-			if v := b.Get(id.Key()); v != nil {
-				raw = append([]byte(nil), v...)
-			}
+	var res Result
+	err := d.st.View(ctx, func(tx store.Tx) error {
+		raw, err := tx.Record(spaceEvidence, id)
+		if err != nil {
+			return err
 		}
-		return nil
+		res, err = decodeEvidence(id, raw)
+		return err
 	})
-	if err != nil {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return Result{}, fmt.Errorf("discover: evidence %s: %w", id, ErrNotFound)
+	case errors.Is(err, store.ErrCorrupt):
+		return Result{}, fmt.Errorf("discover: evidence %s: %w: %w", id, ErrCorrupt, err)
+	case err != nil:
 		return Result{}, fmt.Errorf("discover: read evidence: %w", err)
 	}
-	if raw == nil {
-		return Result{}, fmt.Errorf("discover: evidence %s: %w", id, ErrNotFound)
-	}
-	if got := hashing.SumSHA256(raw); got != id {
-		return Result{}, fmt.Errorf("discover: evidence %s: stored bytes hash to %s: %w", id, got, ErrCorrupt)
-	}
+	res.Terms, res.Matches, res.Unresolved = nonNil(res.Terms), nonNil(res.Matches), nonNil(res.Unresolved)
+	return res, nil
+}
+
+// decodeEvidence decodes a stored record that hashes to id and checks
+// that it re-encodes to its bytes.
+func decodeEvidence(id hashing.Digest, raw []byte) (Result, error) {
 	var b body
 	if err := hashing.DecodeStrict(raw, &b); err != nil {
 		return Result{}, fmt.Errorf("discover: evidence %s: %v: %w", id, err, ErrCorrupt)
@@ -585,6 +585,24 @@ func (d *Discoverer) Lookup(ctx context.Context, id hashing.Digest) (Result, err
 	if canon, err := res.Canonical(); err != nil || hashing.SumSHA256(canon) != id {
 		return Result{}, fmt.Errorf("discover: evidence %s does not re-encode to its bytes: %w", id, ErrCorrupt)
 	}
-	res.Terms, res.Matches, res.Unresolved = nonNil(res.Terms), nonNil(res.Matches), nonNil(res.Unresolved)
 	return res, nil
+}
+
+// Verify re-checks every stored evidence record: it hashes to its id, and
+// decodes and re-encodes to its bytes (as Lookup does). It returns how
+// many there are and a problem per bad one; the error wraps ErrCorrupt
+// when there is one.
+func Verify(ctx context.Context, st store.Viewer) (n int, problems []string, err error) {
+	err = st.View(ctx, func(tx store.Tx) error {
+		var err error
+		n, problems, err = store.Verify(ctx, tx, spaceEvidence, func(id hashing.Digest, raw []byte) error {
+			_, err := decodeEvidence(id, raw)
+			return err
+		})
+		return err
+	})
+	if errors.Is(err, store.ErrCorrupt) {
+		err = fmt.Errorf("discover: %w: %w", ErrCorrupt, err)
+	}
+	return n, problems, err
 }

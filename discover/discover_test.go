@@ -278,7 +278,7 @@ func TestInversionCues(t *testing.T) {
 // TestBadQuery: malformed queries are ErrBadQuery and store nothing.
 func TestBadQuery(t *testing.T) {
 	s, _ := mustOpenStore(t)
-	d, err := New(context.Background(), s, s.DB(), Options{MaxPromptBytes: 64, MaxTerms: 3})
+	d, err := New(context.Background(), s, s.Engine(), Options{MaxPromptBytes: 64, MaxTerms: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +305,9 @@ func TestBadQuery(t *testing.T) {
 	}
 	var n int
 	s.DB().View(func(tx *bolt.Tx) error {
-		n = tx.Bucket(bucketEvidence).Stats().KeyN
+		if b := tx.Bucket([]byte(spaceEvidence.Name)); b != nil { // made by the first write
+			n = b.Stats().KeyN
+		}
 		return nil
 	})
 	if n != 0 {
@@ -362,7 +364,7 @@ func TestEvidence(t *testing.T) {
 	// Corrupt the stored bytes: Lookup refuses them.
 	var good []byte
 	err = s.DB().Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketEvidence)
+		b := tx.Bucket([]byte(spaceEvidence.Name))
 		good = append([]byte(nil), b.Get(r.ID.Key())...)
 		return b.Put(r.ID.Key(), bytes.Replace(good, []byte(`"MOM_REV"`), []byte(`"MOM_WZS"`), 1))
 	})
@@ -376,7 +378,7 @@ func TestEvidence(t *testing.T) {
 	junk := []byte(`{"not":"a result"}`)
 	junkID := hashing.SumSHA256(junk)
 	err = s.DB().Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketEvidence)
+		b := tx.Bucket([]byte(spaceEvidence.Name))
 		if err := b.Put(junkID.Key(), junk); err != nil {
 			return err
 		}

@@ -17,7 +17,7 @@ import (
 func TestConcurrentEvidenceDurable(t *testing.T) {
 	ctx := context.Background()
 	s, path := mustOpenStore(t)
-	d, err := New(ctx, s, s.DB(), Options{})
+	d, err := New(ctx, s, s.Engine(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func ExampleDiscoverer_Discover() {
 	if _, err := s.Seed(ctx, catalog); err != nil {
 		panic(err)
 	}
-	d, err := discover.New(ctx, s, s.DB(), discover.Options{})
+	d, err := discover.New(ctx, s, s.Engine(), discover.Options{})
 	if err != nil {
 		panic(err)
 	}

@@ -42,7 +42,7 @@ func mustOpenStore(t testing.TB) (*registry.Store, string) {
 func checkEvidence(t testing.TB, s *registry.Store) {
 	t.Helper()
 	err := s.DB().View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketEvidence)
+		b := tx.Bucket([]byte(spaceEvidence.Name))
 		if b == nil {
 			return nil
 		}
@@ -61,7 +61,7 @@ func checkEvidence(t testing.TB, s *registry.Store) {
 // mustNew builds a Discoverer over s and closes it at cleanup.
 func mustNew(t testing.TB, s *registry.Store) *Discoverer {
 	t.Helper()
-	d, err := New(context.Background(), s, s.DB(), Options{})
+	d, err := New(context.Background(), s, s.Engine(), Options{})
 	if err != nil {
 		t.Fatalf("discover.New: %v", err)
 	}

@@ -247,7 +247,7 @@ func TestIncrementalEqualsRebuild(t *testing.T) {
 		if d.cur.version() != s.Current().Version() || d.cur.updates == 0 {
 			t.Fatalf("change %d: index at version %d after %d updates, store at %d", i, d.cur.version(), d.cur.updates, s.Current().Version())
 		}
-		fresh, err := New(ctx, s, s.DB(), Options{})
+		fresh, err := New(ctx, s, s.Engine(), Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -379,7 +379,7 @@ func TestIncrementalBatchEqualsRebuild(t *testing.T) {
 		if over := len(d.cur.terms.over); (i == 0) != (over == 0) {
 			t.Errorf("change %d: %d phrases edited apart from the table's array", i, over)
 		}
-		fresh, err := New(ctx, s, s.DB(), Options{})
+		fresh, err := New(ctx, s, s.Engine(), Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

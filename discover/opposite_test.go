@@ -16,7 +16,7 @@ func TestOppositeMatchesIndex(t *testing.T) {
 		}
 	}
 	s, _ := mustOpenStore(t)
-	d, err := New(t.Context(), s, s.DB(), Options{})
+	d, err := New(t.Context(), s, s.Engine(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -152,7 +152,7 @@ func TestRelevanceKeptOnDisk(t *testing.T) {
 	open := func() *Discoverer {
 		logs.Reset()
 		log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-		d, err := New(ctx, s, s.DB(), Options{TextIndexDir: dir, Logger: log})
+		d, err := New(ctx, s, s.Engine(), Options{TextIndexDir: dir, Logger: log})
 		if err != nil {
 			t.Fatal(err)
 		}

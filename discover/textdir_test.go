@@ -53,7 +53,7 @@ func TestTextIndexOnDisk(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "text")
 	open := func() *Discoverer {
 		t.Helper()
-		d, err := New(ctx, s, s.DB(), Options{TextIndexDir: dir})
+		d, err := New(ctx, s, s.Engine(), Options{TextIndexDir: dir})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +163,7 @@ func rewriteStamp(t *testing.T, path, old, new string) {
 func TestLazyText(t *testing.T) {
 	ctx := context.Background()
 	s, _ := mustOpenStore(t)
-	d, err := New(ctx, s, s.DB(), Options{LazyText: true})
+	d, err := New(ctx, s, s.Engine(), Options{LazyText: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +224,7 @@ func TestSync(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "text")
 	open := func(lazy bool) *Discoverer {
 		t.Helper()
-		d, err := New(ctx, s, s.DB(), Options{TextIndexDir: dir, LazyText: lazy})
+		d, err := New(ctx, s, s.Engine(), Options{TextIndexDir: dir, LazyText: lazy})
 		if err != nil {
 			t.Fatal(err)
 		}

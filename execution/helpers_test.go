@@ -81,10 +81,10 @@ func (r *rig) open(t testing.TB) {
 		t.Fatal(err)
 	}
 	r.store = s
-	if r.disc, err = discover.New(ctx, s, s.DB(), discover.Options{}); err != nil {
+	if r.disc, err = discover.New(ctx, s, s.Engine(), discover.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if r.gate, err = ground.New(s, r.disc, s.DB()); err != nil {
+	if r.gate, err = ground.New(s, r.disc, s.Engine()); err != nil {
 		t.Fatal(err)
 	}
 	if r.arts, err = OpenArtifacts(s.DB()); err != nil {

@@ -555,7 +555,7 @@ func patchedProber(ctx context.Context, snap *registry.Snapshot, sugg []Suggesti
 		cleanup()
 		return nil, nil, fmt.Errorf("fuzz: scratch registry with the suggestions: %w", err)
 	}
-	disc, err := discover.New(ctx, s, s.DB(), discover.Options{})
+	disc, err := discover.New(ctx, s, s.Engine(), discover.Options{})
 	if err != nil {
 		s.Close()
 		cleanup()

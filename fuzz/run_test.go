@@ -18,7 +18,7 @@ import (
 func openRig(t *testing.T) (*registry.Store, *discover.Discoverer) {
 	t.Helper()
 	s := registrytest.Seeded(t, filepath.Join(t.TempDir(), "f.db"), registry.Options{})
-	d, err := discover.New(context.Background(), s, s.DB(), discover.Options{})
+	d, err := discover.New(context.Background(), s, s.Engine(), discover.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

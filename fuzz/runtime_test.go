@@ -43,7 +43,7 @@ type rig struct {
 func newRig(t testing.TB) *rig {
 	t.Helper()
 	s := registrytest.Seeded(t, filepath.Join(t.TempDir(), "r.db"), registry.Options{})
-	d, err := discover.New(context.Background(), s, s.DB(), discover.Options{})
+	d, err := discover.New(context.Background(), s, s.Engine(), discover.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func newSmallRig(t testing.TB) *rig {
 	if _, err := s.Seed(context.Background(), cat); err != nil {
 		t.Fatal(err)
 	}
-	d, err := discover.New(context.Background(), s, s.DB(), discover.Options{})
+	d, err := discover.New(context.Background(), s, s.Engine(), discover.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,11 +37,11 @@ func advisedGate(t *testing.T, adv Advisor) (*Gate, *discover.Discoverer) {
 	t.Helper()
 	ctx := context.Background()
 	s := registrytest.Seeded(t, filepath.Join(t.TempDir(), "g.db"), registry.Options{})
-	d, err := discover.New(ctx, s, s.DB(), discover.Options{})
+	d, err := discover.New(ctx, s, s.Engine(), discover.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := New(s, d, s.DB(), WithAdvisor(adv, AdviceBudget{Proposals: 2, Timeout: 5 * time.Second}))
+	g, err := New(s, d, s.Engine(), WithAdvisor(adv, AdviceBudget{Proposals: 2, Timeout: 5 * time.Second}))
 	if err != nil {
 		t.Fatal(err)
 	}

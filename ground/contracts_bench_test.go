@@ -45,11 +45,11 @@ func newContractRig(b *testing.B, contracts bool) *contractRig {
 			b.Fatalf("%s still has a contract", name)
 		}
 	}
-	d, err := discover.New(ctx, s, s.DB(), discover.Options{})
+	d, err := discover.New(ctx, s, s.Engine(), discover.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	g, err := ground.New(s, d, s.DB())
+	g, err := ground.New(s, d, s.Engine())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,23 +1,22 @@
 package ground
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"slices"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/groundgate/groundgate/contract"
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/hashing"
-	"github.com/groundgate/groundgate/internal/buckets"
-	"github.com/groundgate/groundgate/internal/groupcommit"
 	"github.com/groundgate/groundgate/pipeline"
 	"github.com/groundgate/groundgate/policy"
 	"github.com/groundgate/groundgate/registry"
+	"github.com/groundgate/groundgate/store"
 )
 
 // Registry is what the gate needs from the capability registry.
@@ -184,8 +183,7 @@ type Outcome struct {
 type Gate struct {
 	reg       Registry
 	ev        Evidence
-	db        *bolt.DB
-	records   *groupcommit.Writer // into bucketRecords
+	st        Backend
 	log       *slog.Logger
 	checks    []Check
 	cache     *evidenceCache
@@ -222,20 +220,27 @@ func WithLogger(l *slog.Logger) Option { return func(g *Gate) { g.log = l } }
 // is parsed once per process. Without it the gate keeps its own.
 func WithContracts(c *contract.Cache) Option { return func(g *Gate) { g.contracts = c } }
 
-var bucketRecords = []byte("ground.records")
+// spaceRecords holds grounding records: id (SHA-256 of the bytes) →
+// canonical record.
+var spaceRecords = store.Space{Name: "ground.records", Check: store.SHA256}
 
-// New returns a gate that keeps its records in db (the registry's file).
-func New(reg Registry, ev Evidence, db *bolt.DB, opts ...Option) (*Gate, error) {
-	g := &Gate{reg: reg, ev: ev, db: db, records: groupcommit.New(db, bucketRecords),
+// Backend is what the gate needs of the storage layer: reads, and batched
+// writes (records made at the same time share a commit).
+type Backend interface {
+	View(ctx context.Context, fn func(store.Tx) error) error
+	Batch(ctx context.Context, fn func(store.Tx) error) error
+}
+
+// New returns a gate that keeps its records in st (the registry's file,
+// registry.Store.Engine()).
+func New(reg Registry, ev Evidence, st Backend, opts ...Option) (*Gate, error) {
+	g := &Gate{reg: reg, ev: ev, st: st,
 		log: slog.New(slog.NewTextHandler(io.Discard, nil)), cache: newEvidenceCache(), contracts: contract.NewCache(1024)}
 	for _, o := range opts {
 		o(g)
 	}
 	// Γ's own checks first, then WithChecks' in the order given.
 	g.checks = append([]Check{requestCheck{}, evidenceCheck{g}, groundingCheck{}, identityCheck{}, paramsCheck{}, contractCheck{g.contracts}}, g.checks...)
-	if err := buckets.Ensure(db, bucketRecords); err != nil {
-		return nil, fmt.Errorf("ground: init: %w", err)
-	}
 	return g, nil
 }
 
@@ -338,7 +343,9 @@ func (g *Gate) record(ctx context.Context, a *Admission, dec Decision) (Outcome,
 	if err != nil {
 		return Outcome{}, err
 	}
-	if err := g.store(id, raw); err != nil {
+	// The decision is made: its record is kept even if the caller has
+	// gone meanwhile.
+	if err := g.store(context.WithoutCancel(ctx), id, raw); err != nil {
 		return Outcome{}, err
 	}
 	out.ID = id
@@ -384,18 +391,17 @@ func markPartial(fs []Failure) {
 // store writes a record unless it is already there, and returns once it
 // is durable. Records are content addressed, so an identical proposal
 // costs one read and no write; new records made at the same time share a
-// commit (package groupcommit).
-func (g *Gate) store(id hashing.Digest, raw []byte) error {
-	key := id.Key()
+// commit (store.Updater.Batch).
+func (g *Gate) store(ctx context.Context, id hashing.Digest, raw []byte) error {
 	var have bool
-	_ = g.db.View(func(tx *bolt.Tx) error {
-		have = tx.Bucket(bucketRecords).Get(key) != nil
+	_ = g.st.View(ctx, func(tx store.Tx) error {
+		have, _ = tx.HasRecord(spaceRecords, id)
 		return nil
 	})
 	if have {
 		return nil
 	}
-	if err := g.records.Put(key, raw); err != nil {
+	if err := g.st.Batch(ctx, func(tx store.Tx) error { return tx.PutRecord(spaceRecords, id, raw) }); err != nil {
 		return fmt.Errorf("ground: store record: %w", err)
 	}
 	return nil
@@ -460,31 +466,59 @@ func (g *Gate) authorize(ctx context.Context, gr *Grounded) error {
 	return nil
 }
 
-// Record returns the stored grounding record under id.
+// Record returns the stored grounding record under id: ErrNotFound when
+// there is none, ErrCorrupt when its bytes no longer hash to id (the
+// store's check on read) or do not decode.
 func (g *Gate) Record(ctx context.Context, id hashing.Digest) (Record, error) {
-	var raw []byte
-	err := g.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketRecords)
-		if b == nil {
-			return nil
+	var rec Record
+	err := g.st.View(ctx, func(tx store.Tx) error {
+		raw, err := tx.Record(spaceRecords, id)
+		if err != nil {
+			return err
 		}
-		if v := b.Get(id.Key()); v != nil {
-			raw = append([]byte(nil), v...)
-		}
-		return nil
+		rec, err = decodeRecord(raw, false)
+		return err
 	})
-	if err != nil {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return Record{}, fmt.Errorf("grounding %s: %w", id, ErrNotFound)
+	case errors.Is(err, store.ErrCorrupt), errors.Is(err, ErrCorrupt):
+		return Record{}, fmt.Errorf("grounding %s: %w: %w", id, ErrCorrupt, err)
+	case err != nil:
 		return Record{}, fmt.Errorf("ground: read %s: %w", id, err)
 	}
-	if raw == nil {
-		return Record{}, fmt.Errorf("grounding %s: %w", id, ErrNotFound)
-	}
-	if got := hashing.SumSHA256(raw); got != id {
-		return Record{}, fmt.Errorf("grounding %s hashes to %s: %w", id, got, ErrCorrupt)
-	}
+	return rec, nil
+}
+
+// decodeRecord decodes a record's stored bytes; strict, it also checks
+// they are the record's canonical form (what Verify asks of every one).
+func decodeRecord(raw []byte, strict bool) (Record, error) {
 	var rec Record
 	if err := hashing.DecodeStrict(raw, &rec); err != nil {
-		return Record{}, fmt.Errorf("grounding %s: %v: %w", id, err, ErrCorrupt)
+		return Record{}, fmt.Errorf("%v: %w", err, ErrCorrupt)
+	}
+	if strict {
+		if canon, err := hashing.Canonical(rec); err != nil || !bytes.Equal(canon, raw) {
+			return Record{}, fmt.Errorf("does not re-encode to its bytes: %w", ErrCorrupt)
+		}
 	}
 	return rec, nil
+}
+
+// Verify re-checks every stored grounding record: it hashes to its id,
+// decodes and re-encodes to its bytes. It returns how many there are and
+// a problem per bad one; the error wraps ErrCorrupt when there is one.
+func Verify(ctx context.Context, st store.Viewer) (n int, problems []string, err error) {
+	err = st.View(ctx, func(tx store.Tx) error {
+		var err error
+		n, problems, err = store.Verify(ctx, tx, spaceRecords, func(_ hashing.Digest, raw []byte) error {
+			_, err := decodeRecord(raw, true)
+			return err
+		})
+		return err
+	})
+	if errors.Is(err, store.ErrCorrupt) {
+		err = fmt.Errorf("ground: %w: %w", ErrCorrupt, err)
+	}
+	return n, problems, err
 }

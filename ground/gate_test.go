@@ -35,11 +35,11 @@ func newRig(t testing.TB) *rig {
 // rigOver is discovery and a gate over s.
 func rigOver(t testing.TB, s *registry.Store) *rig {
 	t.Helper()
-	d, err := discover.New(context.Background(), s, s.DB(), discover.Options{})
+	d, err := discover.New(context.Background(), s, s.Engine(), discover.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := New(s, d, s.DB())
+	g, err := New(s, d, s.Engine())
 	if err != nil {
 		t.Fatal(err)
 	}

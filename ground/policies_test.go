@@ -42,7 +42,7 @@ func newPolicyRig(t *testing.T, solver smt.Solver) *policyRig {
 	t.Helper()
 	ctx := context.Background()
 	s := registrytest.Seeded(t, filepath.Join(t.TempDir(), "g.db"), registry.Options{})
-	d, err := discover.New(ctx, s, s.DB(), discover.Options{})
+	d, err := discover.New(ctx, s, s.Engine(), discover.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func newPolicyRig(t *testing.T, solver smt.Solver) *policyRig {
 	t.Cleanup(func() { pool.Close() })
 	facts := lastDates{"eia-nymex-futures/crude-oil-wti-cushing.csv": 20220215, "oil-spot/wti-daily.csv": 20260818,
 		"fx-fed-h10/daily.csv": 20171201, "equity-stocks-ffn/test_data.csv": 20140310}
-	g, err := New(s, d, s.DB(), WithPolicies(ps, policy.NewChecker(pool, 0), facts))
+	g, err := New(s, d, s.Engine(), WithPolicies(ps, policy.NewChecker(pool, 0), facts))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -140,8 +140,8 @@ var (
 	nameVersions = "policy.versions"
 )
 
-// backend is what the policy store needs of the storage layer.
-type backend interface {
+// Backend is what the policy store needs of the storage layer.
+type Backend interface {
 	View(ctx context.Context, fn func(store.Tx) error) error
 	Update(ctx context.Context, fn func(store.Tx) error) error
 }
@@ -157,7 +157,7 @@ type reader interface {
 // a map from names to ids. Every version stays readable. It is safe for
 // concurrent use; writes are serialised.
 type Store struct {
-	st      backend
+	st      Backend
 	now     func() time.Time
 	writeMu sync.Mutex
 	current atomic.Pointer[Set]
@@ -166,7 +166,7 @@ type Store struct {
 // OpenStore opens the policy store in st (the registry's file) and loads
 // the current set, verifying and compiling every policy in it. A policy
 // whose bytes no longer hash to its id is ErrCorrupt: it is never served.
-func OpenStore(ctx context.Context, st backend, now func() time.Time) (*Store, error) {
+func OpenStore(ctx context.Context, st Backend, now func() time.Time) (*Store, error) {
 	if now == nil {
 		now = time.Now
 	}

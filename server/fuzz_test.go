@@ -260,12 +260,12 @@ func startGated(t *testing.T, path string, g *runstest.Gate, doc *openAPIDoc) *g
 	if err := app.SeedBuiltin(ctx, store); err != nil {
 		t.Fatal(err)
 	}
-	disc, err := discover.New(ctx, store, store.DB(), discover.Options{})
+	disc, err := discover.New(ctx, store, store.Engine(), discover.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pin := runs.PinnedDiscovery(store, store.DB())
-	mgr, err := runs.Open(ctx, store.DB(), store, runs.Options{Prober: func(ctx context.Context, snap *registry.Snapshot) (fuzz.Prober, func(), error) {
+	pin := runs.PinnedDiscovery(store, store.Engine())
+	mgr, err := runs.Open(ctx, store.Engine(), store, runs.Options{Prober: func(ctx context.Context, snap *registry.Snapshot) (fuzz.Prober, func(), error) {
 		pr, release, err := pin(ctx, snap)
 		if err == nil && g != nil {
 			g.Prober, pr = pr, g

@@ -173,7 +173,7 @@ func put(ctx context.Context, cli *CLI, s *registry.Store, db, file string) erro
 	// updated with the names the change touches, so that the next start
 	// opens it instead of building it (at 100,000 entries, seconds instead
 	// of tens of seconds before the server is ready).
-	d, err := discover.New(ctx, s, s.DB(), discover.Options{LazyText: true, TextIndexDir: discover.DefaultTextIndexDir(db)})
+	d, err := discover.New(ctx, s, s.Engine(), discover.Options{LazyText: true, TextIndexDir: discover.DefaultTextIndexDir(db)})
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ func newRig(t *testing.T) *rig {
 func openRig(t *testing.T, path string) *rig {
 	t.Helper()
 	s := registrytest.Seeded(t, path, registry.Options{})
-	d, err := discover.New(context.Background(), s, s.DB(), discover.Options{})
+	d, err := discover.New(context.Background(), s, s.Engine(), discover.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func openRig(t *testing.T, path string) *rig {
 // report hashing to its recorded digest.
 func (r *rig) manager(opt Options) *Manager {
 	r.t.Helper()
-	m, err := Open(context.Background(), r.store.DB(), r.store, opt)
+	m, err := Open(context.Background(), r.store.Engine(), r.store, opt)
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func wait(t *testing.T, m *Manager, id uint64) Status {
 
 // gated gives each run the default pinned prober behind g.
 func gated(src discover.Source, r *rig, g *runstest.Gate) ProberFunc {
-	pin := PinnedDiscovery(src, r.store.DB())
+	pin := PinnedDiscovery(src, r.store.Engine())
 	return func(ctx context.Context, snap *registry.Snapshot) (fuzz.Prober, func(), error) {
 		pr, release, err := pin(ctx, snap)
 		if err != nil {

@@ -17,12 +17,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/fuzz"
 	"github.com/groundgate/groundgate/hashing"
-	"github.com/groundgate/groundgate/internal/buckets"
 	"github.com/groundgate/groundgate/registry"
 )
 
@@ -102,9 +99,9 @@ type ProberFunc func(ctx context.Context, snap *registry.Snapshot) (fuzz.Prober,
 // snap, whatever the registry does meanwhile. (The server's discoverer
 // follows the current version; a write landing mid-run would move it.)
 // Its index is built for the run and released after it.
-func PinnedDiscovery(src discover.Source, db *bolt.DB) ProberFunc {
+func PinnedDiscovery(src discover.Source, st Backend) ProberFunc {
 	return func(ctx context.Context, snap *registry.Snapshot) (fuzz.Prober, func(), error) {
-		d, err := discover.New(ctx, pinned{Source: src, snap: snap}, db, discover.Options{})
+		d, err := discover.New(ctx, pinned{Source: src, snap: snap}, st, discover.Options{})
 		if err != nil {
 			return nil, nil, fmt.Errorf("fuzz runs: discovery at version %d: %w", snap.Version(), err)
 		}
@@ -145,7 +142,7 @@ type Options struct {
 // Manager starts, tracks and keeps fuzz runs. It is safe for concurrent
 // use.
 type Manager struct {
-	db   *bolt.DB
+	st   Backend
 	src  discover.Source
 	opt  Options
 	log  *slog.Logger
@@ -197,11 +194,10 @@ var (
 // registry version than the run's; its text is the run's detail.
 var errMoved = errors.New("the registry changed while the runtime tests' scratch copy was made")
 
-// Open prepares the runs' buckets in db (the registry's file, whose
-// versions src serves) and marks every run a previous server left running
+// Open keeps runs in st (the registry's file, whose versions src serves) and marks every run a previous server left running
 // as failed: it was interrupted. Close stops the run in progress.
-func Open(ctx context.Context, db *bolt.DB, src discover.Source, opt Options) (*Manager, error) {
-	if db == nil || src == nil {
+func Open(ctx context.Context, st Backend, src discover.Source, opt Options) (*Manager, error) {
+	if st == nil || src == nil {
 		return nil, errors.New("fuzz runs: Open needs a database and a registry")
 	}
 	if opt.Logger == nil {
@@ -214,15 +210,12 @@ func Open(ctx context.Context, db *bolt.DB, src discover.Source, opt Options) (*
 		opt.Keep = DefaultKeep
 	}
 	if opt.Prober == nil {
-		opt.Prober = PinnedDiscovery(src, db)
+		opt.Prober = PinnedDiscovery(src, st)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := buckets.Ensure(db, bucketFindings, bucketRuns); err != nil {
-		return nil, fmt.Errorf("fuzz runs: %w", err)
-	}
-	n, err := markInterrupted(db)
+	n, err := markInterrupted(ctx, st)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +223,7 @@ func Open(ctx context.Context, db *bolt.DB, src discover.Source, opt Options) (*
 		opt.Logger.LogAttrs(ctx, slog.LevelWarn, "fuzz runs interrupted by the last shutdown marked failed", slog.Int("runs", n))
 	}
 	base, stop := context.WithCancelCause(context.Background())
-	return &Manager{db: db, src: src, opt: opt, log: opt.Logger, base: base, stop: stop}, nil
+	return &Manager{st: st, src: src, opt: opt, log: opt.Logger, base: base, stop: stop}, nil
 }
 
 func (m *Manager) now() time.Time { return m.opt.Now().UTC() }
@@ -259,7 +252,7 @@ func (m *Manager) Start(ctx context.Context, req Request) (Status, error) {
 	snap := m.src.Current()
 	rec := record{Run: Run{State: StateRunning, Registry: snap.Registry(), Version: snap.Version(),
 		Seed: uint64(req.Seed), Seconds: int(req.Seconds), Runtime: req.Runtime, Started: m.now()}}
-	if err := create(ctx, m.db, &rec, m.opt.Keep); err != nil {
+	if err := create(ctx, m.st, &rec, m.opt.Keep); err != nil {
 		return Status{}, err
 	}
 	rctx, cancel := context.WithCancelCause(m.base)
@@ -303,14 +296,14 @@ func (m *Manager) run(ctx context.Context, lr *liveRun, snap *registry.Snapshot)
 		rec.State = StateDone
 		rec.Detail = fmt.Sprintf("the time budget of %d s ran out: %d of %d discovery probes asked", rec.Seconds, rep.Asked, rep.Probes)
 	}
-	if err := finish(m.db, &rec, full); err != nil {
+	if err := finish(m.st, &rec, full); err != nil {
 		m.log.LogAttrs(context.Background(), slog.LevelError, "fuzz run not stored", slog.Uint64("run", rec.ID), slog.Any("error", err))
 		// Say so without the report. If even that fails, the record stays
 		// "running" on disk, which every reader (and the next server)
 		// reports as interrupted: never lost silently.
 		bare := lr.rec
 		bare.State, bare.Detail, bare.Finished, bare.Progress = StateFailed, "the run's report could not be stored; the cause is in the server's log", rec.Finished, rec.Progress
-		if err := finish(m.db, &bare, nil); err != nil {
+		if err := finish(m.st, &bare, nil); err != nil {
 			m.log.LogAttrs(context.Background(), slog.LevelError, "fuzz run failure not stored", slog.Uint64("run", rec.ID), slog.Any("error", err))
 		}
 	} else {
@@ -353,7 +346,7 @@ func (m *Manager) Get(ctx context.Context, id uint64) (Status, error) {
 	if lr := m.running(); lr != nil && lr.rec.ID == id {
 		return lr.status(), nil
 	}
-	rec, result, err := load(ctx, m.db, id, true)
+	rec, result, err := load(ctx, m.st, id, true)
 	if err != nil {
 		return Status{}, err
 	}
@@ -366,7 +359,7 @@ func (m *Manager) Get(ctx context.Context, id uint64) (Status, error) {
 // List returns the stored runs, newest first, without their reports.
 func (m *Manager) List(ctx context.Context) ([]Status, error) {
 	lr := m.running()
-	recs, err := list(ctx, m.db, m.opt.Keep)
+	recs, err := list(ctx, m.st, m.opt.Keep)
 	if err != nil {
 		return nil, err
 	}

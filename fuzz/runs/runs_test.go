@@ -263,7 +263,7 @@ func TestStartValidates(t *testing.T) {
 func TestCloseAndReopen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "runs.db")
 	r := openRig(t, path)
-	m, err := Open(context.Background(), r.store.DB(), r.store, Options{})
+	m, err := Open(context.Background(), r.store.Engine(), r.store, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,7 +345,7 @@ func TestInterruptedByCrash(t *testing.T) {
 		}
 	}
 	// Stored so: the file itself says failed now.
-	rec, _, err := load(context.Background(), r2.store.DB(), st.ID, false)
+	rec, _, err := load(context.Background(), r2.store.Engine(), st.ID, false)
 	if err != nil || rec.State != StateFailed {
 		t.Fatalf("stored record: %+v, %v", rec, err)
 	}

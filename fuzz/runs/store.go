@@ -5,22 +5,32 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
-
-	bolt "go.etcd.io/bbolt"
+	"slices"
 
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/store"
 )
 
 var (
-	// bucketFindings maps a finding's id to its canonical body (the
+	// spaceFindings maps a finding's id to its canonical body (the
 	// finding without its id, whose SHA-256 the id is): written once,
 	// shared by every run that finds it.
-	bucketFindings = []byte("fuzz.findings")
-	// bucketRuns maps a run id (8 bytes, big-endian: newest last) to its
-	// canonical record.
-	bucketRuns = []byte("fuzz.runs")
+	spaceFindings = store.Space{Name: "fuzz.findings", Check: store.SHA256}
+	// nameRuns maps a run id (8 bytes, big-endian: newest last) to its
+	// canonical record (store values: a record changes as its run ends).
+	nameRuns = "fuzz.runs"
 )
+
+// Backend is what fuzz runs need of the storage layer
+// (registry.Store.Engine()): transactions, and batches for the discovery
+// each run builds (PinnedDiscovery).
+type Backend interface {
+	View(ctx context.Context, fn func(store.Tx) error) error
+	Update(ctx context.Context, fn func(store.Tx) error) error
+	Batch(ctx context.Context, fn func(store.Tx) error) error
+}
 
 // record is a stored run: its header, and once it has ended the finding
 // ids and the rest of its report. The report is kept in two parts so that
@@ -117,75 +127,69 @@ func assemble(rest []byte, bodies [][]byte, ids []hashing.Digest) ([]byte, error
 
 // create stores a new running record, giving it the next id, and drops
 // the oldest records beyond keep (with the findings no kept run lists).
-func create(ctx context.Context, db *bolt.DB, rec *record, keep int) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketRuns)
-		id, err := b.NextSequence()
+func create(ctx context.Context, st Backend, rec *record, keep int) error {
+	return st.Update(ctx, func(tx store.Tx) error {
+		id, err := tx.NextSequence(nameRuns)
 		if err != nil {
 			return fmt.Errorf("fuzz runs: next id: %w", err)
 		}
 		rec.ID = id
-		if err := putRecord(b, rec); err != nil {
+		if err := putRecord(tx, rec); err != nil {
 			return err
 		}
 		return prune(tx, keep)
 	})
 }
 
-func putRecord(b *bolt.Bucket, rec *record) error {
+func putRecord(tx store.Values, rec *record) error {
 	doc, err := hashing.Canonical(rec)
 	if err != nil {
 		return fmt.Errorf("fuzz runs: encode run %d: %w", rec.ID, err)
 	}
-	if err := b.Put(runKey(rec.ID), doc); err != nil {
+	if err := tx.PutValue(nameRuns, runKey(rec.ID), doc); err != nil {
 		return fmt.Errorf("fuzz runs: store run %d: %w", rec.ID, err)
 	}
 	return nil
 }
 
 // prune deletes the oldest runs beyond keep, then every finding of theirs
-// that no kept run lists: the findings bucket holds exactly what the kept
+// that no kept run lists: the findings space holds exactly what the kept
 // runs found.
-func prune(tx *bolt.Tx, keep int) error {
-	b := tx.Bucket(bucketRuns)
-	n := 0 // counted by cursor: Stats does not see this transaction's writes
-	c := b.Cursor()
-	for k, _ := c.First(); k != nil; k, _ = c.Next() {
-		n++
+func prune(tx store.Tx, keep int) error {
+	type run struct {
+		key      []byte
+		findings []hashing.Digest
 	}
-	if n <= keep {
-		return nil
-	}
-	var dropped []hashing.Digest
-	var keys [][]byte
-	for k, v := c.First(); k != nil && n-len(keys) > keep; k, v = c.Next() {
-		keys = append(keys, append([]byte(nil), k...))
-		dropped = append(dropped, findingIDs(v)...)
-	}
-	for _, k := range keys {
-		if err := b.Delete(k); err != nil {
-			return fmt.Errorf("fuzz runs: drop run: %w", err)
-		}
-	}
-	if len(dropped) == 0 {
-		return nil
-	}
-	kept := map[hashing.Digest]bool{}
-	if err := b.ForEach(func(_, v []byte) error {
-		for _, id := range findingIDs(v) {
-			kept[id] = true
-		}
+	var all []run
+	if err := tx.Scan(nameRuns, func(k, v []byte) error {
+		all = append(all, run{bytes.Clone(k), findingIDs(v)})
 		return nil
 	}); err != nil {
 		return err
 	}
-	fb := tx.Bucket(bucketFindings)
+	if len(all) <= keep {
+		return nil
+	}
+	drop, kept := all[:len(all)-keep], all[len(all)-keep:]
+	var dropped []hashing.Digest
+	for _, r := range drop {
+		if err := tx.DeleteValue(nameRuns, r.key); err != nil {
+			return fmt.Errorf("fuzz runs: drop run: %w", err)
+		}
+		dropped = append(dropped, r.findings...)
+	}
+	if len(dropped) == 0 {
+		return nil
+	}
+	still := map[hashing.Digest]bool{}
+	for _, r := range kept {
+		for _, id := range r.findings {
+			still[id] = true
+		}
+	}
 	for _, id := range dropped {
-		if !kept[id] {
-			if err := fb.Delete(id.Key()); err != nil {
+		if !still[id] {
+			if err := tx.DeleteRecord(spaceFindings, id); err != nil {
 				return fmt.Errorf("fuzz runs: drop finding %s: %w", id, err)
 			}
 		}
@@ -206,13 +210,17 @@ func findingIDs(v []byte) []hashing.Digest {
 }
 
 // finish stores a run's final record and, with a report, the findings
-// the findings bucket does not hold yet, in one transaction.
-func finish(db *bolt.DB, rec *record, full []byte) error {
+// the findings space does not hold yet, in one transaction.
+func finish(st Backend, rec *record, full []byte) error {
+	// A run's end is stored even when the server is shutting down.
+	ctx := context.Background()
+	var fs []storedFinding
 	if full != nil {
-		rest, fs, err := split(full)
+		rest, split, err := split(full)
 		if err != nil {
 			return err
 		}
+		fs = split
 		d := hashing.SumSHA256(full)
 		rec.Report, rec.ResultDigest = rest, &d
 		rec.Findings = nil
@@ -222,43 +230,33 @@ func finish(db *bolt.DB, rec *record, full []byte) error {
 		for i, f := range fs {
 			rec.Findings[i] = f.id
 		}
-		return db.Update(func(tx *bolt.Tx) error {
-			fb := tx.Bucket(bucketFindings)
-			for _, f := range fs {
-				if fb.Get(f.id.Key()) != nil {
-					continue // content-addressed: the bytes are these
-				}
-				if err := fb.Put(f.id.Key(), f.body); err != nil {
-					return fmt.Errorf("fuzz runs: store finding %s: %w", f.id, err)
-				}
-			}
-			return putRecord(tx.Bucket(bucketRuns), rec)
-		})
 	}
-	return db.Update(func(tx *bolt.Tx) error { return putRecord(tx.Bucket(bucketRuns), rec) })
+	return st.Update(ctx, func(tx store.Tx) error {
+		for _, f := range fs {
+			if err := tx.PutRecord(spaceFindings, f.id, f.body); err != nil {
+				return fmt.Errorf("fuzz runs: store finding %s: %w", f.id, err)
+			}
+		}
+		return putRecord(tx, rec)
+	})
 }
 
 // load reads one record and, if withResult, reassembles its report and
 // checks it against the record's digest. The result is copied out of the
 // transaction.
-func load(ctx context.Context, db *bolt.DB, id uint64, withResult bool) (record, []byte, error) {
+func load(ctx context.Context, st Backend, id uint64, withResult bool) (record, []byte, error) {
 	var (
 		rec    record
 		result []byte
 	)
-	err := db.View(func(tx *bolt.Tx) error {
-		if err := ctx.Err(); err != nil {
+	err := st.View(ctx, func(tx store.Tx) error {
+		raw, err := tx.Value(nameRuns, runKey(id))
+		if errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("fuzz run %d: %w", id, ErrNotFound)
+		}
+		if err != nil {
 			return err
 		}
-		b := tx.Bucket(bucketRuns)
-		if b == nil {
-			return fmt.Errorf("fuzz run %d: %w", id, ErrNotFound)
-		}
-		raw := b.Get(runKey(id))
-		if raw == nil {
-			return fmt.Errorf("fuzz run %d: %w", id, ErrNotFound)
-		}
-		var err error
 		if rec, err = decodeRecord(id, raw); err != nil {
 			return err
 		}
@@ -282,18 +280,20 @@ func decodeRecord(id uint64, raw []byte) (record, error) {
 	return rec, nil
 }
 
-// reassemble rebuilds a record's report from the findings bucket and
-// checks that it is the report the run produced, byte for byte.
-func reassemble(tx *bolt.Tx, rec *record) ([]byte, error) {
-	fb := tx.Bucket(bucketFindings)
+// reassemble rebuilds a record's report from the findings space (each
+// finding checked by the store on read) and checks that it is the report
+// the run produced, byte for byte.
+func reassemble(tx store.RecordReader, rec *record) ([]byte, error) {
 	bodies := make([][]byte, len(rec.Findings))
 	for i, id := range rec.Findings {
-		body := fb.Get(id.Key())
-		if body == nil {
+		body, err := tx.Record(spaceFindings, id)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
 			return nil, fmt.Errorf("fuzz run %d: finding %s is missing: %w", rec.ID, id, ErrCorrupt)
-		}
-		if got := hashing.SumSHA256(body); got != id {
-			return nil, fmt.Errorf("fuzz run %d: finding %s hashes to %s: %w", rec.ID, id, got, ErrCorrupt)
+		case errors.Is(err, store.ErrCorrupt):
+			return nil, fmt.Errorf("fuzz run %d: finding %s: %w: %w", rec.ID, id, ErrCorrupt, err)
+		case err != nil:
+			return nil, fmt.Errorf("fuzz run %d: %w", rec.ID, err)
 		}
 		bodies[i] = bytes.Clone(body)
 	}
@@ -308,15 +308,10 @@ func reassemble(tx *bolt.Tx, rec *record) ([]byte, error) {
 }
 
 // list reads the newest records first, at most limit, without reports.
-func list(ctx context.Context, db *bolt.DB, limit int) ([]record, error) {
+func list(ctx context.Context, st Backend, limit int) ([]record, error) {
 	var out []record
-	err := db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketRuns)
-		if b == nil {
-			return nil
-		}
-		c := b.Cursor()
-		for k, v := c.Last(); k != nil && len(out) < limit; k, v = c.Prev() {
+	err := st.View(ctx, func(tx store.Tx) error {
+		return tx.Scan(nameRuns, func(k, v []byte) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -329,24 +324,25 @@ func list(ctx context.Context, db *bolt.DB, limit int) ([]record, error) {
 			}
 			rec.Report = nil // lists carry headers only
 			out = append(out, rec)
-		}
-		return nil
+			return nil
+		})
 	})
+	slices.Reverse(out)
+	if len(out) > limit {
+		out = out[:limit]
+	}
 	return out, err
 }
 
 // markInterrupted rewrites every record still "running" — its server
 // stopped without finishing it — as failed, once, when a server opens the
-// file (bbolt's lock guarantees no other process is running it).
-func markInterrupted(db *bolt.DB) (int, error) {
-	if db.IsReadOnly() {
-		return 0, nil
-	}
-	n := 0
-	err := db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketRuns)
-		var recs []record
-		if err := b.ForEach(func(k, v []byte) error {
+// file (bbolt's lock guarantees no other process is running it). It
+// writes only when there is one (a commit is two fsyncs), and nothing in a
+// read-only store.
+func markInterrupted(ctx context.Context, st Backend) (int, error) {
+	var recs []record
+	err := st.View(ctx, func(tx store.Tx) error {
+		return tx.Scan(nameRuns, func(k, v []byte) error {
 			if len(k) != 8 {
 				return nil
 			}
@@ -358,22 +354,26 @@ func markInterrupted(db *bolt.DB) (int, error) {
 				recs = append(recs, rec)
 			}
 			return nil
-		}); err != nil {
-			return err
-		}
-		for i := range recs {
-			interrupted(&recs[i])
-			if err := putRecord(b, &recs[i]); err != nil {
-				return err
-			}
-		}
-		n = len(recs)
-		return nil
+		})
 	})
-	if err != nil {
-		return n, fmt.Errorf("fuzz runs: mark interrupted runs: %w", err)
+	if err == nil && len(recs) > 0 {
+		err = st.Update(ctx, func(tx store.Tx) error {
+			for i := range recs {
+				interrupted(&recs[i])
+				if err := putRecord(tx, &recs[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
 	}
-	return n, nil
+	switch {
+	case errors.Is(err, store.ErrReadOnly):
+		return 0, nil
+	case err != nil:
+		return 0, fmt.Errorf("fuzz runs: mark interrupted runs: %w", err)
+	}
+	return len(recs), nil
 }
 
 // detailInterrupted says why a run has no result after a restart.
@@ -385,37 +385,24 @@ func interrupted(rec *record) {
 	rec.State, rec.Detail = StateFailed, detailInterrupted
 }
 
-// VerifyDB re-checks every stored run and finding in db: each finding's
-// bytes hash to its id, each run's record decodes under its key, and each
-// run's report reassembles to its recorded digest. It returns how many
-// runs and findings it checked and every problem; the error wraps
-// ErrCorrupt when there is one.
-func VerifyDB(ctx context.Context, db *bolt.DB) (int, []string, error) {
+// Verify re-checks every stored run and finding: each finding's bytes
+// hash to its id, each run's record decodes under its key, and each run's
+// report reassembles to its recorded digest. It returns how many runs and
+// findings it checked and every problem; the error wraps ErrCorrupt when
+// there is one.
+func Verify(ctx context.Context, st store.Viewer) (int, []string, error) {
 	var problems []string
 	n := 0
-	err := db.View(func(tx *bolt.Tx) error {
-		runs, findings := tx.Bucket(bucketRuns), tx.Bucket(bucketFindings)
-		if runs == nil || findings == nil {
-			return nil
+	err := st.View(ctx, func(tx store.Tx) error {
+		var err error
+		n, problems, err = store.Verify(ctx, tx, spaceFindings, nil)
+		for i, p := range problems {
+			problems[i] = "finding " + p
 		}
-		if err := findings.ForEach(func(k, v []byte) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			n++
-			id, err := hashing.Parse(string(k))
-			if err != nil {
-				problems = append(problems, fmt.Sprintf("finding key %.80q is not a digest", k))
-				return nil
-			}
-			if got := hashing.SumSHA256(v); got != id {
-				problems = append(problems, fmt.Sprintf("finding %s: bytes hash to %s", id, got))
-			}
-			return nil
-		}); err != nil {
+		if err != nil && !errors.Is(err, store.ErrCorrupt) {
 			return err
 		}
-		return runs.ForEach(func(k, v []byte) error {
+		return tx.Scan(nameRuns, func(k, v []byte) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}

@@ -110,7 +110,7 @@ func TestRetention(t *testing.T) {
 	second, third := run(), run()
 	has := func(id hashing.Digest) bool {
 		var ok bool
-		r.store.DB().View(func(tx *bolt.Tx) error { ok = tx.Bucket(bucketFindings).Get(id.Key()) != nil; return nil })
+		r.store.DB().View(func(tx *bolt.Tx) error { ok = tx.Bucket([]byte("fuzz.findings")).Get(id.Key()) != nil; return nil })
 		return ok
 	}
 	if has(only) {
@@ -152,11 +152,11 @@ func TestCorruptionDetected(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait(t, m, st.ID)
-	rec, _, err := load(context.Background(), r.store.DB(), st.ID, false)
+	rec, _, err := load(context.Background(), r.store.Engine(), st.ID, false)
 	if err != nil || len(rec.Findings) == 0 {
 		t.Fatalf("%+v, %v", rec, err)
 	}
-	if n, problems, err := VerifyDB(context.Background(), r.store.DB()); err != nil || len(problems) != 0 || n != 1+len(rec.Findings) {
+	if n, problems, err := Verify(context.Background(), r.store.Engine()); err != nil || len(problems) != 0 || n != 1+len(rec.Findings) {
 		t.Fatalf("verify the untouched file: %d checked, %q, %v", n, problems, err)
 	}
 	for _, tc := range []struct {
@@ -164,20 +164,24 @@ func TestCorruptionDetected(t *testing.T) {
 		tamper func(tx *bolt.Tx, rec record) error
 	}{
 		{"finding bytes", func(tx *bolt.Tx, rec record) error {
-			b := tx.Bucket(bucketFindings)
+			b := tx.Bucket([]byte("fuzz.findings"))
 			v := bytes.Clone(b.Get(rec.Findings[0].Key()))
 			v = bytes.Replace(v, []byte(`"kind":"`), []byte(`"kind":"x`), 1)
 			return b.Put(rec.Findings[0].Key(), v)
 		}},
 		{"finding missing", func(tx *bolt.Tx, rec record) error {
-			return tx.Bucket(bucketFindings).Delete(rec.Findings[0].Key())
+			return tx.Bucket([]byte("fuzz.findings")).Delete(rec.Findings[0].Key())
 		}},
 		{"rest of the report", func(tx *bolt.Tx, rec record) error {
 			rec.Report = bytes.Replace(rec.Report, []byte(`"complete":true`), []byte(`"complete":false`), 1)
-			return putRecord(tx.Bucket(bucketRuns), &rec)
+			doc, err := hashing.Canonical(rec)
+			if err != nil {
+				return err
+			}
+			return tx.Bucket([]byte("fuzz.runs")).Put(runKey(rec.ID), doc)
 		}},
 		{"record", func(tx *bolt.Tx, rec record) error {
-			return tx.Bucket(bucketRuns).Put(runKey(rec.ID), []byte(`{"id":1,"unknown":true}`))
+			return tx.Bucket([]byte("fuzz.runs")).Put(runKey(rec.ID), []byte(`{"id":1,"unknown":true}`))
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -197,11 +201,11 @@ func TestCorruptionDetected(t *testing.T) {
 			if _, err := m.Get(context.Background(), st.ID); !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("get: %v", err)
 			}
-			if n, problems, err := VerifyDB(context.Background(), c.store.DB()); !errors.Is(err, ErrCorrupt) || len(problems) == 0 || n == 0 {
+			if n, problems, err := Verify(context.Background(), c.store.Engine()); !errors.Is(err, ErrCorrupt) || len(problems) == 0 || n == 0 {
 				t.Fatalf("verify: %d checked, %q, %v", n, problems, err)
 			}
 			// The cleanup check would find it too; mend it for that.
-			if err := c.store.DB().Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketRuns).Delete(runKey(st.ID)) }); err != nil {
+			if err := c.store.DB().Update(func(tx *bolt.Tx) error { return tx.Bucket([]byte("fuzz.runs")).Delete(runKey(st.ID)) }); err != nil {
 				t.Fatal(err)
 			}
 		})

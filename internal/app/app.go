@@ -168,7 +168,7 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	if err := SeedBuiltin(ctx, m.Store); err != nil {
 		return nil, err
 	}
-	m.Disc, err = discover.New(ctx, m.Store, m.Store.DB(), discover.Options{Logger: cfg.Logger, TextIndexDir: discover.DefaultTextIndexDir(cfg.DB)})
+	m.Disc, err = discover.New(ctx, m.Store, m.Store.Engine(), discover.Options{Logger: cfg.Logger, TextIndexDir: discover.DefaultTextIndexDir(cfg.DB)})
 	if err != nil {
 		return nil, err
 	}
@@ -189,14 +189,14 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	if cfg.Advisor != nil {
 		gopts = append(gopts, ground.WithAdvisor(cfg.Advisor, cfg.AdviceBudget))
 	}
-	m.Gate, err = ground.New(m.Store, m.Disc, m.Store.DB(), gopts...)
+	m.Gate, err = ground.New(m.Store, m.Disc, m.Store.Engine(), gopts...)
 	if err != nil {
 		return nil, err
 	}
 	fuzzRuntime := func(ctx context.Context) (*fuzz.Runtime, func() error, error) {
 		return OpenFuzzRuntime(ctx, m.Store, cfg.Data)
 	}
-	if m.Fuzz, err = runs.Open(ctx, m.Store.DB(), m.Store, runs.Options{Logger: cfg.Logger, Runtime: fuzzRuntime}); err != nil {
+	if m.Fuzz, err = runs.Open(ctx, m.Store.Engine(), m.Store, runs.Options{Logger: cfg.Logger, Runtime: fuzzRuntime}); err != nil {
 		return nil, err
 	}
 	if m.Upstreams, err = gateway.OpenManager(ctx, m.Store.DB(), m.Store, gateway.Options{Logger: cfg.Logger, Limits: cfg.Gateway}); err != nil {
@@ -520,7 +520,7 @@ func openEngines(ctx context.Context, db string, data *DataRoot) (_ *Engines, er
 	}
 	// One-shot commands rarely need the keyword tier's text index: it is
 	// made (or opened) only when a look-up needs it.
-	if e.Disc, err = discover.New(ctx, e.Store, e.Store.DB(), discover.Options{LazyText: true, TextIndexDir: discover.DefaultTextIndexDir(db)}); err != nil {
+	if e.Disc, err = discover.New(ctx, e.Store, e.Store.Engine(), discover.Options{LazyText: true, TextIndexDir: discover.DefaultTextIndexDir(db)}); err != nil {
 		return nil, err
 	}
 	if e.Exec, err = NewExecutor(e.Store, e.data, execution.Options{Contracts: contracts}); err != nil {
@@ -529,7 +529,7 @@ func openEngines(ctx context.Context, db string, data *DataRoot) (_ *Engines, er
 	if e.Policies, e.pool, e.Checker, err = OpenPolicies(ctx, e.Store, "", 0); err != nil {
 		return nil, err
 	}
-	if e.Gate, err = ground.New(e.Store, e.Disc, e.Store.DB(), ground.WithPolicies(e.Policies, e.Checker, e.Exec), ground.WithContracts(contracts)); err != nil {
+	if e.Gate, err = ground.New(e.Store, e.Disc, e.Store.Engine(), ground.WithPolicies(e.Policies, e.Checker, e.Exec), ground.WithContracts(contracts)); err != nil {
 		return nil, err
 	}
 	return e, nil

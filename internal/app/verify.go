@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,20 +14,11 @@ import (
 	"github.com/groundgate/groundgate/execution"
 	"github.com/groundgate/groundgate/fuzz/runs"
 	"github.com/groundgate/groundgate/ground"
-	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/policy"
 	"github.com/groundgate/groundgate/registry"
 	"github.com/groundgate/groundgate/sampledata"
 	"github.com/groundgate/groundgate/session"
 	"github.com/groundgate/groundgate/store/boltstore"
-)
-
-// The buckets of content-addressed records that their packages keep
-// unexported (named in discover's and ground's package documentation);
-// TestVerifyFileCountsEveryKind fails if either moves.
-var (
-	bucketEvidence   = []byte("discover.evidence") // id -> canonical result without id
-	bucketGroundings = []byte("ground.records")    // id -> canonical record
 )
 
 // Report is what VerifyFile checked, per kind, and every problem found.
@@ -97,11 +87,11 @@ func VerifyFile(ctx context.Context, path string) (Report, error) {
 		return rep, err
 	}
 	var problems []string
-	rep.Evidence, problems, err = verifyEvidence(ctx, db)
+	rep.Evidence, problems, err = discover.Verify(ctx, st)
 	if err := collect("evidence", problems, err, discover.ErrCorrupt); err != nil {
 		return rep, err
 	}
-	rep.Groundings, problems, err = verifyGroundings(ctx, db)
+	rep.Groundings, problems, err = ground.Verify(ctx, st)
 	if err := collect("grounding", problems, err, ground.ErrCorrupt); err != nil {
 		return rep, err
 	}
@@ -109,7 +99,7 @@ func VerifyFile(ctx context.Context, path string) (Report, error) {
 	if err := collect("policies", problems, err, policy.ErrCorrupt); err != nil {
 		return rep, err
 	}
-	rep.FuzzRuns, problems, err = runs.VerifyDB(ctx, db)
+	rep.FuzzRuns, problems, err = runs.Verify(ctx, st)
 	if err := collect("fuzz runs", problems, err, runs.ErrCorrupt); err != nil {
 		return rep, err
 	}
@@ -150,79 +140,4 @@ type noVersions struct{}
 func (noVersions) Current() *registry.Snapshot { return nil }
 func (noVersions) Version(context.Context, uint64) (*registry.Snapshot, error) {
 	return nil, registry.ErrNotFound
-}
-
-// verifyEvidence re-hashes every stored discovery result and checks that
-// it decodes and re-encodes to its own bytes (as discover.Lookup does).
-func verifyEvidence(ctx context.Context, db *bolt.DB) (int, []string, error) {
-	return verifyBucket(ctx, db, bucketEvidence, discover.ErrCorrupt, func(id hashing.Digest, raw []byte) error {
-		var r discover.Result
-		if err := hashing.DecodeStrict(raw, &r); err != nil {
-			return err
-		}
-		if got, err := discover.ComputeID(r); err != nil || got != id {
-			return fmt.Errorf("does not re-encode to its bytes")
-		}
-		return nil
-	})
-}
-
-// verifyGroundings re-hashes every stored grounding record and checks
-// that it decodes and re-encodes to its own bytes (as ground.Gate.Record
-// does, and stricter).
-func verifyGroundings(ctx context.Context, db *bolt.DB) (int, []string, error) {
-	return verifyBucket(ctx, db, bucketGroundings, ground.ErrCorrupt, func(_ hashing.Digest, raw []byte) error {
-		var r ground.Record
-		if err := hashing.DecodeStrict(raw, &r); err != nil {
-			return err
-		}
-		if canon, err := hashing.Canonical(r); err != nil || !bytes.Equal(canon, raw) {
-			return fmt.Errorf("does not re-encode to its bytes")
-		}
-		return nil
-	})
-}
-
-// verifyBucket checks a bucket of records keyed by the SHA-256 of their
-// bytes: the key, the hash, then check on the bytes.
-func verifyBucket(ctx context.Context, db *bolt.DB, bucket []byte, sentinel error, check func(hashing.Digest, []byte) error) (n int, problems []string, err error) {
-	problems = []string{}
-	err = db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucket)
-		if b == nil {
-			return nil
-		}
-		return b.ForEach(func(k, v []byte) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			n++
-			id, err := hashing.Parse(string(k))
-			switch {
-			case err != nil || id.Algorithm() != hashing.SHA256:
-				problems = append(problems, fmt.Sprintf("key %q is not a sha256 digest", clipKey(k)))
-			case hashing.SumSHA256(v) != id:
-				problems = append(problems, fmt.Sprintf("%s hashes to %s", id, hashing.SumSHA256(v)))
-			default:
-				if err := check(id, v); err != nil {
-					problems = append(problems, fmt.Sprintf("%s: %v", id, err))
-				}
-			}
-			return nil
-		})
-	})
-	if err != nil {
-		return n, problems, fmt.Errorf("verify %s: %w", bucket, err)
-	}
-	if len(problems) > 0 {
-		return n, problems, fmt.Errorf("verify %s: %d problem(s): %w", bucket, len(problems), sentinel)
-	}
-	return n, problems, nil
-}
-
-func clipKey(k []byte) string {
-	if len(k) > 80 {
-		return string(k[:80]) + "…"
-	}
-	return string(k)
 }

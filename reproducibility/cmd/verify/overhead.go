@@ -416,13 +416,13 @@ func measurePhases(ctx context.Context, db string, n int) ([]Timing, error) {
 			return nil, err
 		}
 		t[1] = time.Now()
-		d, err := discover.New(ctx, s, s.DB(), discover.Options{})
+		d, err := discover.New(ctx, s, s.Engine(), discover.Options{})
 		if err != nil {
 			s.Close()
 			return nil, err
 		}
 		t[2] = time.Now()
-		g, err := ground.New(s, d, s.DB())
+		g, err := ground.New(s, d, s.Engine())
 		if err == nil {
 			var arts *artifacts.Store
 			if arts, err = execution.OpenArtifacts(s.DB()); err == nil {

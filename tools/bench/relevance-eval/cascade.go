@@ -119,7 +119,7 @@ func openCascade(ctx context.Context, dir, file string, tools []rawTool) (*casca
 		s.Close()
 		return nil, err
 	}
-	d, err := discover.New(ctx, s, s.DB(), discover.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	d, err := discover.New(ctx, s, s.Engine(), discover.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		s.Close()
 		return nil, err
