@@ -53,11 +53,9 @@ const startTimeout = 60 * time.Second
 
 // Cluster is one running PostgreSQL cluster in a temporary directory.
 type Cluster struct {
-	dir  string // the temporary directory: data/, the socket, the log
-	cmd  *exec.Cmd
-	done chan struct{} // closed when postgres has exited
-	werr error         // postgres's exit status, set before done is closed
-	next atomic.Int64  // database name counter
+	dir  string       // the temporary directory: data/, the socket, the log
+	proc *testio.Proc // postgres
+	next atomic.Int64 // database name counter
 }
 
 // shared is the test binary's cluster.
@@ -119,7 +117,7 @@ func Start(ctx context.Context) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgtest: %w", err)
 	}
-	c := &Cluster{dir: dir, done: make(chan struct{})}
+	c := &Cluster{dir: dir}
 	if err := c.start(ctx, bin, cred); err != nil {
 		c.Stop()
 		return nil, err
@@ -141,25 +139,22 @@ func (c *Cluster) start(ctx context.Context, bin string, cred *syscall.Credentia
 	if out, err := initdb.CombinedOutput(); err != nil {
 		return fmt.Errorf("pgtest: initdb: %w: %s", err, strings.TrimSpace(string(out)))
 	}
-	logf, err := os.Create(filepath.Join(c.dir, "postgres.log"))
-	if err != nil {
-		return fmt.Errorf("pgtest: %w", err)
-	}
-	defer logf.Close()
-	c.cmd = exec.Command(filepath.Join(bin, "postgres"), "-D", data,
+	cmd := exec.Command(filepath.Join(bin, "postgres"), "-D", data,
 		"-k", c.dir, "-c", "listen_addresses=",
 		"-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
 		"-c", "max_connections=200")
-	c.prepare(c.cmd, cred)
-	c.cmd.Stdout, c.cmd.Stderr = logf, logf
-	if err := c.cmd.Start(); err != nil {
-		return fmt.Errorf("pgtest: postgres: %w", err)
+	c.prepare(cmd, cred)
+	var err error
+	if c.proc, err = testio.StartProc("pgtest: postgres", cmd, filepath.Join(c.dir, "postgres.log")); err != nil {
+		return err
 	}
-	go func() {
-		c.werr = c.cmd.Wait()
-		close(c.done)
-	}()
-	return c.waitReady(ctx)
+	return c.proc.WaitReady(ctx, 20*time.Millisecond, func(ctx context.Context) error {
+		conn, err := pgx.Connect(ctx, c.DSN("postgres"))
+		if err != nil {
+			return err
+		}
+		return conn.Close(ctx)
+	})
 }
 
 // prepare runs cmd in the cluster's directory (the test's working directory
@@ -169,26 +164,6 @@ func (c *Cluster) prepare(cmd *exec.Cmd, cred *syscall.Credential) {
 	cmd.Dir = c.dir
 	cmd.Env = append(os.Environ(), "LC_ALL=C", "LANG=C")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGQUIT}
-}
-
-// waitReady polls until the server accepts a connection, or has exited.
-func (c *Cluster) waitReady(ctx context.Context) error {
-	var last error
-	for {
-		conn, err := pgx.Connect(ctx, c.DSN("postgres"))
-		if err == nil {
-			return conn.Close(ctx)
-		}
-		last = err
-		select {
-		case <-c.done:
-			log, _ := os.ReadFile(filepath.Join(c.dir, "postgres.log"))
-			return fmt.Errorf("pgtest: postgres exited (%v): %s", c.werr, strings.TrimSpace(string(log)))
-		case <-ctx.Done():
-			return fmt.Errorf("pgtest: postgres did not accept connections: %w (last: %v)", ctx.Err(), last)
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
 }
 
 // DSN is the connection string of database db in the cluster, over its
@@ -218,15 +193,8 @@ func (c *Cluster) CreateDB(ctx context.Context, hint string) (string, error) {
 // the cluster's directory.
 func (c *Cluster) Stop() error {
 	var err error
-	if c.cmd != nil && c.cmd.Process != nil {
-		_ = c.cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case <-c.done:
-		case <-time.After(10 * time.Second):
-			_ = c.cmd.Process.Kill()
-			<-c.done
-			err = errors.New("pgtest: postgres did not stop in 10 s; killed")
-		}
+	if c.proc != nil {
+		err = c.proc.Stop(syscall.SIGINT, 10*time.Second) // fast shutdown
 	}
 	if rmErr := os.RemoveAll(c.dir); rmErr != nil && err == nil {
 		err = fmt.Errorf("pgtest: %w", rmErr)

@@ -109,9 +109,7 @@ type Server struct {
 	Endpoint string
 
 	dir  string
-	cmd  *exec.Cmd
-	done chan struct{}
-	werr error
+	proc *testio.Proc // weed mini: one process
 	next atomic.Int64
 }
 
@@ -162,7 +160,7 @@ func Start(ctx context.Context) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("s3test: %w", err)
 	}
-	s := &Server{dir: dir, done: make(chan struct{})}
+	s := &Server{dir: dir}
 	if err := s.start(ctx, weed); err != nil {
 		s.Stop()
 		return nil, err
@@ -209,57 +207,24 @@ func (s *Server) start(ctx context.Context, weed string) error {
 		"-webdav=false", "-admin.ui=false", "-s3.port.iceberg=0", "-s3.port.lance=0",
 		"-master.telemetry=false",
 	}
-	logf, err := os.Create(filepath.Join(s.dir, "weed.log"))
-	if err != nil {
-		return fmt.Errorf("s3test: %w", err)
+	cmd := exec.Command(weed, args...)
+	cmd.Dir = s.dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if s.proc, err = testio.StartProc("s3test: weed", cmd, filepath.Join(s.dir, "weed.log")); err != nil {
+		return err
 	}
-	defer logf.Close()
-	s.cmd = exec.Command(weed, args...)
-	s.cmd.Dir = s.dir
-	s.cmd.Stdout, s.cmd.Stderr = logf, logf
-	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := s.cmd.Start(); err != nil {
-		return fmt.Errorf("s3test: %w", err)
-	}
-	go func() {
-		s.werr = s.cmd.Wait()
-		close(s.done)
-	}()
-	return s.waitReady(ctx)
-}
-
-// waitReady polls until the gateway lists buckets for the configured
-// identity (the filer and a volume must be up for that), or weed exited.
-func (s *Server) waitReady(ctx context.Context) error {
+	// Ready when the gateway lists buckets for the configured identity
+	// (the filer and a volume server are up by then).
 	c, err := s.Client()
 	if err != nil {
 		return err
 	}
-	var last error
-	for {
-		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		_, err := c.ListBuckets(rctx)
-		cancel()
-		if err == nil {
-			return nil
-		}
-		last = err
-		select {
-		case <-s.done:
-			return fmt.Errorf("s3test: weed exited (%v): %s", s.werr, s.logTail())
-		case <-ctx.Done():
-			return fmt.Errorf("s3test: weed's S3 gateway did not answer: %w (last: %v): %s", ctx.Err(), last, s.logTail())
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-func (s *Server) logTail() string {
-	b, _ := os.ReadFile(filepath.Join(s.dir, "weed.log"))
-	if len(b) > 4000 {
-		b = b[len(b)-4000:]
-	}
-	return strings.TrimSpace(string(b))
+	return s.proc.WaitReady(ctx, 100*time.Millisecond, func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		_, err := c.ListBuckets(ctx)
+		return err
+	})
 }
 
 // Client returns a client of the server as the configured identity.
@@ -289,12 +254,11 @@ func (s *Server) CreateBucket(ctx context.Context, hint string) (string, error) 
 	return name, nil
 }
 
-// Stop kills weed's process group (it holds nothing the tests keep) and
-// removes its directory.
+// Stop kills weed (it holds nothing the tests keep) and removes its
+// directory.
 func (s *Server) Stop() error {
-	if s.cmd != nil && s.cmd.Process != nil {
-		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
-		<-s.done
+	if s.proc != nil {
+		_ = s.proc.Stop(syscall.SIGKILL, time.Minute)
 	}
 	if err := os.RemoveAll(s.dir); err != nil {
 		return fmt.Errorf("s3test: %w", err)

@@ -14,17 +14,24 @@ import (
 	"github.com/groundgate/groundgate/store/pgstore"
 )
 
+// twoReplicas opens two stores on one new database and bucket: two pools,
+// as two servers would have; closed at the test's end.
+func twoReplicas(t *testing.T) []*pgstore.Store {
+	p := newPlace(t)
+	replicas := []*pgstore.Store{p.open(t), p.open(t)}
+	for _, s := range replicas {
+		t.Cleanup(func() { s.Close() })
+	}
+	return replicas
+}
+
 // TestReplicas: two stores on one database and bucket (two pools, as two
 // servers) write versions, records and blobs at the same time. Each
 // version number is issued once across both; whatever one acknowledged
 // the other reads at once.
 func TestReplicas(t *testing.T) {
 	ctx := context.Background()
-	p := newPlace(t)
-	replicas := []*pgstore.Store{p.open(t), p.open(t)}
-	for _, s := range replicas {
-		defer s.Close()
-	}
+	replicas := twoReplicas(t)
 	const name, each = "replicas.versions", 30
 	space := store.Space{Name: "replicas.records"}
 	blobs := store.Space{Name: "replicas.blobs"}
@@ -93,11 +100,7 @@ func TestReplicas(t *testing.T) {
 // SERIALIZABLE updates, run again when PostgreSQL aborts one, lose none.
 func TestNoLostUpdate(t *testing.T) {
 	ctx := context.Background()
-	p := newPlace(t)
-	replicas := []*pgstore.Store{p.open(t), p.open(t)}
-	for _, s := range replicas {
-		defer s.Close()
-	}
+	replicas := twoReplicas(t)
 	const name, each, writers = "replicas.counter", 20, 4 // writers per replica
 	key := []byte("n")
 	var wg sync.WaitGroup
