@@ -3,10 +3,13 @@ package pgstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/internal/pgtest"
 	"github.com/groundgate/groundgate/internal/s3test"
 	"github.com/groundgate/groundgate/internal/testio"
@@ -137,5 +140,44 @@ func TestMigrateIdempotent(t *testing.T) {
 	}
 	if _, err := pgstore.Open(ctx, pgstore.Config{DSN: p.dsn, Blobs: p.blobs(t)}); !errors.Is(err, pgstore.ErrSchema) {
 		t.Errorf("Open of a newer schema: %v, want ErrSchema", err)
+	}
+}
+
+// TestVerifyBlobs: store.Verify over a blob space scans the object store
+// (the space has no rows in store_kv) and reports the one corrupt blob.
+func TestVerifyBlobs(t *testing.T) {
+	ctx := context.Background()
+	p := newPlace(t)
+	s := p.open(t)
+	defer s.Close()
+	sp := store.Space{Name: "verify.blobs"}
+	var keys []hashing.Digest
+	if err := s.Update(ctx, func(tx store.Tx) error {
+		for _, v := range []string{"one", "two", "three"} {
+			k := hashing.SumBLAKE3([]byte(v))
+			keys = append(keys, k)
+			if err := tx.PutBlob(sp, k, []byte(v)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	p.corrupt(t, sp.Name, keys[1].Key())
+	var n int
+	var problems []string
+	err := s.View(ctx, func(tx store.Tx) error {
+		var err error
+		n, problems, err = store.Verify(ctx, tx, sp, nil)
+		return err
+	})
+	if n != 3 || len(problems) != 1 || !strings.HasPrefix(problems[0], keys[1].String()) || !errors.Is(err, store.ErrCorrupt) {
+		t.Errorf("Verify = %d, %q, %v; want 3 blobs, the second corrupt", n, problems, err)
+	}
+	if err := s.View(ctx, func(tx store.Tx) error {
+		return tx.Scan("verify.never", func(k, _ []byte) error { return fmt.Errorf("a key %q in an unused space", k) })
+	}); err != nil {
+		t.Error(err)
 	}
 }
