@@ -26,7 +26,7 @@ func (s *Service) Attest(ctx context.Context, hash hashing.Digest) ([]byte, erro
 	if s.opts.Signer == nil {
 		return nil, ErrNoSigner
 	}
-	f, err := s.st.get(ctx, hash)
+	f, err := s.get(ctx, hash)
 	if err != nil {
 		return nil, err
 	}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/go-json-experiment/json/jsontext"
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/groundgate/groundgate/contract"
 	"github.com/groundgate/groundgate/discover"
@@ -163,7 +162,7 @@ type Service struct {
 	pol  Policies
 	opts Options
 	log  *slog.Logger
-	st   *store
+	st   Backend
 
 	// sessions keeps the decoded states of recent decisions.
 	sessions *contract.SessionCache
@@ -172,11 +171,11 @@ type Service struct {
 	outputs sync.Map // identity → *gateway.Schema (output)
 }
 
-// New returns a Service storing footprints in db.
-func New(db *bolt.DB, reg Registry, ups Upstreams, ev Evidence, pol Policies, opts Options) (*Service, error) {
-	st, err := openStore(db)
-	if err != nil {
-		return nil, err
+// New returns a Service storing footprints in st (the registry's file,
+// registry.Store.Engine()).
+func New(st Backend, reg Registry, ups Upstreams, ev Evidence, pol Policies, opts Options) (*Service, error) {
+	if st == nil {
+		return nil, errors.New("calls: New needs a store")
 	}
 	log := opts.Logger
 	if log == nil {
@@ -187,7 +186,7 @@ func New(db *bolt.DB, reg Registry, ups Upstreams, ev Evidence, pol Policies, op
 
 // Get returns a stored footprint.
 func (s *Service) Get(ctx context.Context, hash hashing.Digest) (*Footprint, error) {
-	return s.st.get(ctx, hash)
+	return s.get(ctx, hash)
 }
 
 // decision is what Γ established about an admitted call.
@@ -484,7 +483,7 @@ func (s *Service) forward(ctx context.Context, d *decision) (Response, error) {
 		ce := callError(cerr)
 		f.Outcome, f.Error = OutcomeUpstreamError, &ce
 		f.Layers.Result = errorDigest(ce)
-		if err := s.store(d, f); err != nil {
+		if err := s.store(ctx, d, f); err != nil {
 			return Response{}, err
 		}
 		s.logCall(ctx, f)
@@ -509,7 +508,7 @@ func (s *Service) forward(ctx context.Context, d *decision) (Response, error) {
 	if s.opts.Screen != nil {
 		f.Findings = append(f.Findings, screenResult(res.Raw, s.opts.Screen)...)
 	}
-	if err := s.store(d, f); err != nil {
+	if err := s.store(ctx, d, f); err != nil {
 		return Response{}, err
 	}
 	s.logCall(ctx, f)
@@ -521,9 +520,11 @@ func (s *Service) forward(ctx context.Context, d *decision) (Response, error) {
 
 // store makes a footprint durable: the service's own commit, or the
 // session's (Session.Keep).
-func (s *Service) store(d *decision, f *Footprint) error {
+func (s *Service) store(ctx context.Context, d *decision, f *Footprint) error {
 	if d.keep == nil {
-		return s.st.put(f)
+		// The call was forwarded: its footprint is kept even if the
+		// caller has gone meanwhile.
+		return s.put(context.WithoutCancel(ctx), f)
 	}
 	raw, err := f.seal()
 	if err != nil {

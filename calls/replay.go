@@ -29,7 +29,7 @@ type ReplayReport struct {
 // re-issued (ErrNotReplayable); a tool quarantined now is refused (F12).
 // Nothing is stored.
 func (s *Service) Replay(ctx context.Context, hash hashing.Digest) (*ReplayReport, error) {
-	f, err := s.st.get(ctx, hash)
+	f, err := s.get(ctx, hash)
 	if err != nil {
 		return nil, err
 	}
@@ -94,11 +94,11 @@ type DiffReport struct {
 
 // Diff compares two stored calls.
 func (s *Service) Diff(ctx context.Context, a, b hashing.Digest) (*DiffReport, error) {
-	fa, err := s.st.get(ctx, a)
+	fa, err := s.get(ctx, a)
 	if err != nil {
 		return nil, err
 	}
-	fb, err := s.st.get(ctx, b)
+	fb, err := s.get(ctx, b)
 	if err != nil {
 		return nil, err
 	}

@@ -6,16 +6,16 @@ import (
 	"errors"
 	"fmt"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/groundgate/groundgate/hashing"
-	"github.com/groundgate/groundgate/internal/buckets"
-	"github.com/groundgate/groundgate/internal/groupcommit"
+	"github.com/groundgate/groundgate/store"
 )
 
-// BucketCalls holds call footprints: call hash → the footprint's RFC 8785
-// form.
-var BucketCalls = []byte("calls.records")
+// SpaceCalls holds call footprints: call hash → the footprint's RFC 8785
+// form (the bbolt bucket "calls.records"). The key is the hash of the
+// footprint's layers, not of its bytes, so the store checks every read
+// with checkRecord: the bytes decode, name their key, check
+// (Footprint.Check) and are their canonical form.
+var SpaceCalls = store.Space{Name: "calls.records", Check: checkRecord}
 
 // Errors of the store. REST: 404, 500 (corrupt-record).
 var (
@@ -23,27 +23,22 @@ var (
 	ErrCorrupt  = errors.New("call record corrupt")
 )
 
-// store keeps footprints durably; records made at once share a commit.
-type store struct {
-	db *bolt.DB
-	w  *groupcommit.Writer
-}
-
-func openStore(db *bolt.DB) (*store, error) {
-	if err := buckets.Ensure(db, BucketCalls); err != nil {
-		return nil, err
-	}
-	return &store{db: db, w: groupcommit.New(db, BucketCalls)}, nil
+// Backend is what the calls service needs of the storage layer
+// (registry.Store.Engine()): reads, and batched writes (footprints made at
+// once share a commit).
+type Backend interface {
+	View(ctx context.Context, fn func(store.Tx) error) error
+	Batch(ctx context.Context, fn func(store.Tx) error) error
 }
 
 // put stores a sealed footprint and returns once it is durable. Two
 // identical calls (same layers) are one record.
-func (s *store) put(f *Footprint) error {
+func (s *Service) put(ctx context.Context, f *Footprint) error {
 	raw, err := f.seal()
 	if err != nil {
 		return err
 	}
-	if err := s.w.Put(f.Hash.Key(), raw); err != nil {
+	if err := s.st.Batch(ctx, func(tx store.Tx) error { return tx.PutRecord(SpaceCalls, f.Hash, raw) }); err != nil {
 		return fmt.Errorf("calls: store footprint: %w", err)
 	}
 	return nil
@@ -52,40 +47,39 @@ func (s *store) put(f *Footprint) error {
 // PutTx stores a sealed footprint's bytes (Session.Keep's raw) in tx: the
 // record a session writes in its own transaction. Two identical calls
 // (same layers) are one record.
-func PutTx(tx *bolt.Tx, f *Footprint, raw []byte) error {
-	b := tx.Bucket(BucketCalls)
-	if b == nil {
-		return fmt.Errorf("calls: no bucket %s", BucketCalls)
-	}
-	if err := b.Put(f.Hash.Key(), raw); err != nil {
+func PutTx(tx store.RecordWriter, f *Footprint, raw []byte) error {
+	if err := tx.PutRecord(SpaceCalls, f.Hash, raw); err != nil {
 		return fmt.Errorf("calls: store footprint: %w", err)
 	}
 	return nil
 }
 
-// get reads a footprint and checks it (Footprint.Check) and that its
-// bytes are its canonical form.
-func (s *store) get(ctx context.Context, hash hashing.Digest) (*Footprint, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	var raw []byte
-	if err := s.db.View(func(tx *bolt.Tx) error {
-		if b := tx.Bucket(BucketCalls); b != nil {
-			raw = bytes.Clone(b.Get(hash.Key()))
+// get reads a footprint, checked by the store (checkRecord).
+func (s *Service) get(ctx context.Context, hash hashing.Digest) (*Footprint, error) {
+	var f *Footprint
+	err := s.st.View(ctx, func(tx store.Tx) error {
+		raw, err := tx.Record(SpaceCalls, hash)
+		if err != nil {
+			return err
 		}
-		return nil
-	}); err != nil {
+		f, err = decodeRecord(hash, raw)
+		return err
+	})
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, hash)
+	case errors.Is(err, store.ErrCorrupt):
+		return nil, fmt.Errorf("%w: %s: %w", ErrCorrupt, hash, err)
+	case err != nil:
 		return nil, fmt.Errorf("calls: read %s: %w", hash, err)
 	}
-	if raw == nil {
-		return nil, fmt.Errorf("%w: %s", ErrNotFound, hash)
-	}
-	f, err := decodeRecord(hash, raw)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, hash, err)
-	}
 	return f, nil
+}
+
+// checkRecord is SpaceCalls' check.
+func checkRecord(key hashing.Digest, raw []byte) error {
+	_, err := decodeRecord(key, raw)
+	return err
 }
 
 // decodeRecord reads a stored footprint and checks it.
@@ -107,36 +101,19 @@ func decodeRecord(key hashing.Digest, raw []byte) (*Footprint, error) {
 	return &f, nil
 }
 
-// VerifyDB re-checks every stored call footprint (registry verify): it
+// Verify re-checks every stored call footprint (registry verify): it
 // returns how many there are and a problem per record that fails.
-func VerifyDB(ctx context.Context, db *bolt.DB) (n int, problems []string, err error) {
-	problems = []string{}
-	err = db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(BucketCalls)
-		if b == nil {
-			return nil
-		}
-		return b.ForEach(func(k, v []byte) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			n++
-			key, err := hashing.Parse(string(k))
-			if err != nil {
-				problems = append(problems, fmt.Sprintf("key %q is not a digest", clip(string(k), 80)))
-				return nil
-			}
-			if _, err := decodeRecord(key, v); err != nil {
-				problems = append(problems, fmt.Sprintf("%s: %v", key, err))
-			}
-			return nil
-		})
+func Verify(ctx context.Context, st store.Viewer) (n int, problems []string, err error) {
+	err = st.View(ctx, func(tx store.Tx) error {
+		var err error
+		n, problems, err = store.Verify(ctx, tx, SpaceCalls, nil)
+		return err
 	})
+	if errors.Is(err, store.ErrCorrupt) {
+		return n, problems, fmt.Errorf("%w: %d call record(s): %w", ErrCorrupt, len(problems), err)
+	}
 	if err != nil {
 		return n, problems, fmt.Errorf("verify calls: %w", err)
-	}
-	if len(problems) > 0 {
-		return n, problems, fmt.Errorf("%w: %d call record(s)", ErrCorrupt, len(problems))
 	}
 	return n, problems, nil
 }

@@ -11,7 +11,7 @@ import (
 )
 
 // Discoveries made at the same time store their evidence in shared
-// commits (package groupcommit): after the file is closed and opened
+// commits (store Batch): after the file is closed and opened
 // again, each one's evidence is there and looks up as the result that was
 // returned.
 func TestConcurrentEvidenceDurable(t *testing.T) {

@@ -10,17 +10,24 @@ import (
 	"sync/atomic"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/groundgate/groundgate/hashing"
-	"github.com/groundgate/groundgate/internal/buckets"
 	"github.com/groundgate/groundgate/registry"
+	"github.com/groundgate/groundgate/store"
 )
 
 // BucketUpstreams holds the upstreams' configurations: name → the
 // configuration's RFC 8785 form, secrets included (the file is the
 // server's, mode 0600).
 var BucketUpstreams = []byte("gateway.upstreams")
+
+var nameUpstreams = string(BucketUpstreams)
+
+// Backend is what the Manager needs of the storage layer
+// (registry.Store.Engine()): the configurations are store values.
+type Backend interface {
+	View(ctx context.Context, fn func(store.Tx) error) error
+	Update(ctx context.Context, fn func(store.Tx) error) error
+}
 
 // ErrNoUpstream is returned for a name no upstream is configured under.
 // REST: 404.
@@ -38,7 +45,7 @@ type Registry interface {
 // the live identity of every tool listed (for drift, SPEC §14). It is safe
 // for concurrent use.
 type Manager struct {
-	db   *bolt.DB
+	st   Backend
 	reg  Registry
 	log  *slog.Logger
 	opts Options
@@ -79,25 +86,17 @@ type Live struct {
 	Generation uint64
 }
 
-// OpenManager creates the configuration bucket if needed, then starts every
-// stored upstream. opts are the template every Upstream gets (OnTools is
+// OpenManager starts every upstream stored in st. opts are the template every Upstream gets (OnTools is
 // the Manager's own).
-func OpenManager(ctx context.Context, db *bolt.DB, reg Registry, opts Options) (*Manager, error) {
-	if err := buckets.Ensure(db, BucketUpstreams); err != nil {
-		return nil, err
-	}
-	m := &Manager{db: db, reg: reg, log: opts.Logger, opts: opts, ups: map[string]*managed{}}
+func OpenManager(ctx context.Context, st Backend, reg Registry, opts Options) (*Manager, error) {
+	m := &Manager{st: st, reg: reg, log: opts.Logger, opts: opts, ups: map[string]*managed{}}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
 	}
 	m.ctx, m.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	cfgs := map[string]Config{}
-	err := db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(BucketUpstreams)
-		if b == nil {
-			return nil
-		}
-		return b.ForEach(func(k, v []byte) error {
+	err := st.View(ctx, func(tx store.Tx) error {
+		return tx.Scan(nameUpstreams, func(k, v []byte) error {
 			var c Config
 			if err := hashing.DecodeStrict(v, &c); err != nil {
 				return fmt.Errorf("gateway: stored upstream %q: %w", k, err)
@@ -190,13 +189,10 @@ func (m *Manager) Put(ctx context.Context, name string, cfg Config) (created boo
 			return false, nil
 		}
 	}
-	if err := ctx.Err(); err != nil {
-		return false, err
-	}
-	if err := m.db.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(BucketUpstreams)
-		created = b.Get([]byte(name)) == nil
-		return b.Put([]byte(name), canon)
+	if err := m.st.Update(ctx, func(tx store.Tx) error {
+		_, err := tx.Value(nameUpstreams, []byte(name))
+		created = errors.Is(err, store.ErrNotFound)
+		return tx.PutValue(nameUpstreams, []byte(name), canon)
 	}); err != nil {
 		return false, fmt.Errorf("gateway: store upstream %s: %w", name, err)
 	}

@@ -390,8 +390,7 @@ func FuzzInlineEvidence(f *testing.F) {
 	})
 }
 
-// Groundings decided at the same time share commits (package
-// groupcommit): each returns only with its record stored, and after the
+// Groundings decided at the same time share commits (store Batch): each returns only with its record stored, and after the
 // file is closed and opened again every record is there, the bytes its id
 // hashes, loading as the grounding that was returned.
 func TestConcurrentGroundingsDurable(t *testing.T) {

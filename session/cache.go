@@ -3,9 +3,8 @@ package session
 import (
 	"sync"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/store"
 )
 
 // maxCached bounds the sessions whose state is kept decoded.
@@ -23,7 +22,7 @@ type stateCache struct {
 
 // read returns the session's state now (readState, from the cache when
 // the stored bytes are the cached state's).
-func (c *stateCache) read(tx *bolt.Tx, h header) (*State, error) {
+func (c *stateCache) read(tx store.Values, h header) (*State, error) {
 	raw, err := stateBytes(tx, h)
 	if err != nil {
 		return nil, err

@@ -10,12 +10,11 @@ import (
 	"strings"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/groundgate/groundgate/calls"
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/gateway"
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/store"
 )
 
 // Caller decides and forwards a call (calls.Service).
@@ -274,7 +273,7 @@ func mergeFacts(turns []Turn) []byte {
 // discovered, without reading the session's calls.
 func (s *Store) openHeader(ctx context.Context, id hashing.Digest) (header, error) {
 	var out header
-	err := s.inTx(ctx, id, reading, func(_ *bolt.Tx, h header) error {
+	err := s.inTx(ctx, id, reading, func(_ store.Tx, h header) error {
 		if h.Closed {
 			return fmt.Errorf("%w: %s", ErrClosed, id)
 		}
@@ -291,13 +290,13 @@ func (s *Store) conversation(ctx context.Context, id hashing.Digest) ([]Turn, *S
 		turns []Turn
 		st    *State
 	)
-	err := s.inTx(ctx, id, reading, func(tx *bolt.Tx, h header) error {
+	err := s.inTx(ctx, id, reading, func(tx store.Tx, h header) error {
 		if h.Closed {
 			return fmt.Errorf("%w: %s", ErrClosed, id)
 		}
 		for i := range h.Turns {
 			var t Turn
-			if err := readSeq(tx, BucketTurns, id, i, &t); err != nil {
+			if err := readSeq(tx, nameTurns, id, i, &t); err != nil {
 				return err
 			}
 			if t.Seq != i || t.Evidence.IsZero() {

@@ -4,7 +4,8 @@
 // gateway itself received, in order, from admitted calls whose
 // postconditions held, never anything an agent or a caller asserts.
 //
-// It is a library over the registry's bbolt file (buckets session.*);
+// It is a library over the storage layer (package store; the buckets
+// session.* of the registry's bbolt file);
 // the server, the calls gate and MCP wire it (issue 28). The caller
 // discovers, decides and forwards; the store records, and keeps the state.
 //
@@ -24,7 +25,7 @@
 //
 // # Durability
 //
-// Each method that writes is one bbolt transaction, committed (fsynced)
+// Each method that writes is one store transaction, committed (fsynced)
 // before it returns: AppendCall writes the call record, the state it
 // leaves and the session's header at once, so no reader and no restart
 // ever sees a call without its state or a state without its call.

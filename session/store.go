@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -17,11 +16,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/groundgate/groundgate/calls"
 	"github.com/groundgate/groundgate/hashing"
-	"github.com/groundgate/groundgate/internal/buckets"
+	"github.com/groundgate/groundgate/store"
 )
 
 // The store's buckets.
@@ -41,6 +38,24 @@ var (
 	BucketValues = []byte("session.values")
 )
 
+// The buckets as the storage layer names them: headers and states are
+// values (they change), turns and calls append-only logs under the
+// session's id, filed values content-addressed records.
+var (
+	nameRecords = string(BucketRecords)
+	nameTurns   = string(BucketTurns)
+	nameCalls   = string(BucketCalls)
+	nameStates  = string(BucketStates)
+	spaceValues = store.Space{Name: string(BucketValues), Check: store.SHA256}
+)
+
+// Backend is what sessions need of the storage layer
+// (registry.Store.Engine()).
+type Backend interface {
+	View(ctx context.Context, fn func(store.Tx) error) error
+	Update(ctx context.Context, fn func(store.Tx) error) error
+}
+
 // TokenPrefix starts every session token.
 const TokenPrefix = "ggs_"
 
@@ -55,21 +70,20 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// Store keeps sessions on a bbolt file. It is safe for concurrent use;
-// writes to one session are serialised by bbolt's single writer.
+// Store keeps sessions in the storage layer. It is safe for concurrent
+// use. Two writers of one session (two replicas over one PostgreSQL) never
+// both record turn or call n: the logs refuse the second (store.ErrConflict).
 type Store struct {
-	db    *bolt.DB
+	st    Backend
 	opts  Options
 	cache stateCache
 	holds holds
 }
 
-// Open makes the buckets the store needs and returns it.
-func Open(db *bolt.DB, opts Options) (*Store, error) {
-	if err := buckets.Ensure(db, BucketRecords, BucketTurns, BucketCalls, BucketStates, BucketValues, BucketTokens, calls.BucketCalls); err != nil {
-		return nil, err
-	}
-	if err := indexTokens(db); err != nil {
+// Open returns the store over st, first indexing the tokens of sessions
+// made before the token index (once in a file's life).
+func Open(st Backend, opts Options) (*Store, error) {
+	if err := indexTokens(context.Background(), st); err != nil {
 		return nil, fmt.Errorf("session: index tokens: %w", err)
 	}
 	opts.Limits = opts.Limits.withDefaults()
@@ -82,7 +96,7 @@ func Open(db *bolt.DB, opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Store{db: db, opts: opts}, nil
+	return &Store{st: st, opts: opts}, nil
 }
 
 // NewTurn is a turn to record: the words and the discovery result they
@@ -115,11 +129,11 @@ func (s *Store) Create(ctx context.Context, first NewTurn, agentDiscovery bool) 
 	h := header{ID: g.id(), Version: RecordVersion, Nonce: g.Nonce, AgentDiscovery: agentDiscovery, Created: now,
 		TokenSHA256: hashing.SumSHA256([]byte(token)), State: (&State{}).Digest()}
 	var out *Session
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		if tx.Bucket(BucketRecords).Get(h.ID.Key()) != nil {
+	err := s.st.Update(ctx, func(tx store.Tx) error {
+		if _, err := tx.Value(nameRecords, h.ID.Key()); err == nil {
 			return fmt.Errorf("session: id %s is taken: the random source repeats", h.ID)
 		}
-		if err := putJSON(tx.Bucket(BucketStates), h.ID.Key(), (&State{}).Canonical()); err != nil {
+		if err := putJSON(tx, nameStates, h.ID.Key(), (&State{}).Canonical()); err != nil {
 			return err
 		}
 		if err := putToken(tx, h); err != nil {
@@ -141,7 +155,7 @@ func (s *Store) Create(ctx context.Context, first NewTurn, agentDiscovery bool) 
 // Get returns a session with its turns and calls.
 func (s *Store) Get(ctx context.Context, id hashing.Digest) (*Session, error) {
 	var out *Session
-	err := s.inTx(ctx, id, reading, func(tx *bolt.Tx, _ header) error {
+	err := s.inTx(ctx, id, reading, func(tx store.Tx, _ header) error {
 		var err error
 		out, err = load(tx, id)
 		return err
@@ -153,7 +167,7 @@ func (s *Store) Get(ctx context.Context, id hashing.Digest) (*Session, error) {
 // ErrUnauthorized when it is not, and when no session has the id.
 func (s *Store) Authorize(ctx context.Context, id hashing.Digest, token string) error {
 	presented := hashing.SumSHA256([]byte(token))
-	err := s.inTx(ctx, id, reading, func(_ *bolt.Tx, h header) error {
+	err := s.inTx(ctx, id, reading, func(_ store.Tx, h header) error {
 		if subtle.ConstantTimeCompare(presented.Sum(), h.TokenSHA256.Sum()) != 1 {
 			return fmt.Errorf("%w: %s", ErrUnauthorized, id)
 		}
@@ -168,7 +182,7 @@ func (s *Store) Authorize(ctx context.Context, id hashing.Digest, token string) 
 // AddTurn records the next turn of an open session.
 func (s *Store) AddTurn(ctx context.Context, id hashing.Digest, t NewTurn) (*Session, error) {
 	var out *Session
-	err := s.inTx(ctx, id, writeOpen, func(tx *bolt.Tx, h header) error {
+	err := s.inTx(ctx, id, writeOpen, func(tx store.Tx, h header) error {
 		if err := s.checkTurn(&t, h.AgentDiscovery); err != nil {
 			return err
 		}
@@ -186,7 +200,7 @@ func (s *Store) AddTurn(ctx context.Context, id hashing.Digest, t NewTurn) (*Ses
 // digest its header records.
 func (s *Store) State(ctx context.Context, id hashing.Digest) (*State, error) {
 	var st *State
-	err := s.inTx(ctx, id, reading, func(tx *bolt.Tx, h header) error {
+	err := s.inTx(ctx, id, reading, func(tx store.Tx, h header) error {
 		var err error
 		st, err = s.cache.read(tx, h)
 		return err
@@ -211,7 +225,7 @@ func (s *Store) AppendCall(ctx context.Context, id hashing.Digest, c Call) (Call
 		filed   *State // the state the call left, once committed
 		unfiled error  // why the result was not filed
 	)
-	err := s.inTx(ctx, id, writeOpen, func(tx *bolt.Tx, h header) error {
+	err := s.inTx(ctx, id, writeOpen, func(tx store.Tx, h header) error {
 		rec = CallRecord{Seq: h.Calls, Request: c.Request, Tool: c.Tool, Decision: c.Decision, Outcome: c.Outcome,
 			At: s.now(), State: h.State, Filed: []Filed{}}
 		if !c.Hash.IsZero() {
@@ -245,11 +259,11 @@ func (s *Store) AppendCall(ctx context.Context, id hashing.Digest, c Call) (Call
 				return err
 			}
 		}
-		if err := putRecord(tx.Bucket(BucketCalls), seqKey(id, rec.Seq), rec); err != nil {
+		if err := appendEntry(tx, nameCalls, id, rec.Seq, rec); err != nil {
 			return err
 		}
 		h.Calls++
-		return putRecord(tx.Bucket(BucketRecords), id.Key(), h)
+		return putRecord(tx, nameRecords, id.Key(), h)
 	})
 	if err != nil {
 		return CallRecord{}, err
@@ -264,8 +278,7 @@ func (s *Store) AppendCall(ctx context.Context, id hashing.Digest, c Call) (Call
 }
 
 // file writes the new state, its values and where they went.
-func (s *Store) file(tx *bolt.Tx, h *header, rec *CallRecord, next *State, obs []Observation) error {
-	vals := tx.Bucket(BucketValues)
+func (s *Store) file(tx store.Tx, h *header, rec *CallRecord, next *State, obs []Observation) error {
 	for _, o := range obs {
 		args, key, err := keyOf(o.Arguments)
 		if err != nil {
@@ -276,14 +289,12 @@ func (s *Store) file(tx *bolt.Tx, h *header, rec *CallRecord, next *State, obs [
 			return err
 		}
 		d := valueDigest(v)
-		if vals.Get(d.Key()) == nil {
-			if err := vals.Put(d.Key(), v); err != nil {
-				return err
-			}
+		if err := tx.PutRecord(spaceValues, d, v); err != nil {
+			return err
 		}
 		rec.Filed = append(rec.Filed, Filed{Tool: o.Tool, Arguments: args, Key: key, Value: d})
 	}
-	if err := putJSON(tx.Bucket(BucketStates), h.ID.Key(), next.Canonical()); err != nil {
+	if err := putJSON(tx, nameStates, h.ID.Key(), next.Canonical()); err != nil {
 		return err
 	}
 	h.State, h.Results = next.Digest(), next.Len()
@@ -295,11 +306,11 @@ func (s *Store) file(tx *bolt.Tx, h *header, rec *CallRecord, next *State, obs [
 // the record stays. Closing a closed session changes nothing.
 func (s *Store) Close(ctx context.Context, id hashing.Digest) (*Session, error) {
 	var out *Session
-	err := s.inTx(ctx, id, writing, func(tx *bolt.Tx, h header) error {
+	err := s.inTx(ctx, id, writing, func(tx store.Tx, h header) error {
 		if !h.Closed {
 			now := s.now()
 			h.Closed, h.ClosedAt = true, &now
-			if err := putRecord(tx.Bucket(BucketRecords), id.Key(), h); err != nil {
+			if err := putRecord(tx, nameRecords, id.Key(), h); err != nil {
 				return err
 			}
 		}
@@ -321,15 +332,12 @@ const (
 )
 
 // inTx runs f on a session's checked header in one transaction of mode.
-func (s *Store) inTx(ctx context.Context, id hashing.Digest, mode txMode, f func(*bolt.Tx, header) error) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	run := s.db.View
+func (s *Store) inTx(ctx context.Context, id hashing.Digest, mode txMode, f func(store.Tx, header) error) error {
+	run := s.st.View
 	if mode != reading {
-		run = s.db.Update
+		run = s.st.Update
 	}
-	return run(func(tx *bolt.Tx) error {
+	return run(ctx, func(tx store.Tx) error {
 		h, err := readHeader(tx, id)
 		if err != nil {
 			return err
@@ -403,13 +411,13 @@ func (s *Store) checkFacts(t *NewTurn) error {
 	return nil
 }
 
-func (s *Store) addTurn(tx *bolt.Tx, h *header, t NewTurn, at time.Time) error {
+func (s *Store) addTurn(tx store.Tx, h *header, t NewTurn, at time.Time) error {
 	turn := Turn{Seq: h.Turns, Prompt: t.Prompt, Evidence: t.Evidence, By: t.By, Facts: t.Facts, At: at}
-	if err := putRecord(tx.Bucket(BucketTurns), seqKey(h.ID, turn.Seq), turn); err != nil {
+	if err := appendEntry(tx, nameTurns, h.ID, turn.Seq, turn); err != nil {
 		return err
 	}
 	h.Turns++
-	return putRecord(tx.Bucket(BucketRecords), h.ID.Key(), *h)
+	return putRecord(tx, nameRecords, h.ID.Key(), *h)
 }
 
 func checkCall(c Call) error {
@@ -428,35 +436,45 @@ func checkCall(c Call) error {
 	return nil
 }
 
-// seqKey is a turn's or a call's key: the session id, a zero byte, the
-// sequence number big-endian, so that a session's records are one ordered
-// range.
-func seqKey(id hashing.Digest, seq int) []byte {
-	k := append(id.Key(), 0)
-	return binary.BigEndian.AppendUint64(k, uint64(seq))
-}
-
-// putRecord stores v's RFC 8785 form.
-func putRecord(b *bolt.Bucket, key []byte, v any) error {
+// appendEntry appends v's RFC 8785 form as entry seq of the session's log
+// name (its turns or its calls: key = the session id, a zero byte, the
+// sequence number big-endian, store.EntryKey). Entry seq taken already
+// is a conflict: another writer recorded it first.
+func appendEntry(tx store.Logs, name string, id hashing.Digest, seq int, v any) error {
 	raw, err := hashing.Canonical(v)
 	if err != nil {
 		return fmt.Errorf("session: encode: %w", err)
 	}
-	return putJSON(b, key, raw)
+	if err := tx.AppendEntry(name, id.Key(), uint64(seq), raw); err != nil {
+		return fmt.Errorf("session %s: %w", id, err)
+	}
+	return nil
 }
 
-func putJSON(b *bolt.Bucket, key, raw []byte) error {
-	if err := b.Put(key, raw); err != nil {
+// putRecord stores v's RFC 8785 form.
+func putRecord(tx store.Values, name string, key []byte, v any) error {
+	raw, err := hashing.Canonical(v)
+	if err != nil {
+		return fmt.Errorf("session: encode: %w", err)
+	}
+	return putJSON(tx, name, key, raw)
+}
+
+func putJSON(tx store.Values, name string, key, raw []byte) error {
+	if err := tx.PutValue(name, key, raw); err != nil {
 		return fmt.Errorf("session: store: %w", err)
 	}
 	return nil
 }
 
 // readHeader reads and checks a session's header.
-func readHeader(tx *bolt.Tx, id hashing.Digest) (header, error) {
-	raw := tx.Bucket(BucketRecords).Get(id.Key())
-	if raw == nil {
+func readHeader(tx store.Values, id hashing.Digest) (header, error) {
+	raw, err := tx.Value(nameRecords, id.Key())
+	if errors.Is(err, store.ErrNotFound) {
 		return header{}, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	if err != nil {
+		return header{}, fmt.Errorf("session %s: %w", id, err)
 	}
 	h, err := decodeHeader(id, raw)
 	if err != nil {
@@ -502,7 +520,7 @@ func decodeRecord(raw []byte, v any) error {
 }
 
 // readState reads a session's state and checks it against its header.
-func readState(tx *bolt.Tx, h header) (*State, error) {
+func readState(tx store.Values, h header) (*State, error) {
 	raw, err := stateBytes(tx, h)
 	if err != nil {
 		return nil, err
@@ -512,10 +530,13 @@ func readState(tx *bolt.Tx, h header) (*State, error) {
 
 // stateBytes reads a session's state's bytes and checks that they hash to
 // the digest its header records.
-func stateBytes(tx *bolt.Tx, h header) ([]byte, error) {
-	raw := tx.Bucket(BucketStates).Get(h.ID.Key())
-	if raw == nil {
+func stateBytes(tx store.Values, h header) ([]byte, error) {
+	raw, err := tx.Value(nameStates, h.ID.Key())
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %s: no state", ErrCorrupt, h.ID)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("session %s: %w", h.ID, err)
 	}
 	if d := hashing.SumSHA256(raw); d != h.State {
 		return nil, fmt.Errorf("%w: %s: the state hashes to %s, the session says %s", ErrCorrupt, h.ID, d, h.State)
@@ -536,7 +557,7 @@ func decodeStored(h header, raw []byte) (*State, error) {
 }
 
 // load reads a whole session: header, turns and calls, each checked.
-func load(tx *bolt.Tx, id hashing.Digest) (*Session, error) {
+func load(tx store.Tx, id hashing.Digest) (*Session, error) {
 	h, err := readHeader(tx, id)
 	if err != nil {
 		return nil, err
@@ -545,7 +566,7 @@ func load(tx *bolt.Tx, id hashing.Digest) (*Session, error) {
 		Turns: make([]Turn, 0, h.Turns), Calls: make([]CallRecord, 0, h.Calls), State: h.State, Results: h.Results}
 	for i := range h.Turns {
 		var t Turn
-		if err := readSeq(tx, BucketTurns, id, i, &t); err != nil {
+		if err := readSeq(tx, nameTurns, id, i, &t); err != nil {
 			return nil, err
 		}
 		if t.Seq != i || t.Evidence.IsZero() || (t.By != ByHost && t.By != ByAgent) {
@@ -555,7 +576,7 @@ func load(tx *bolt.Tx, id hashing.Digest) (*Session, error) {
 	}
 	for i := range h.Calls {
 		var c CallRecord
-		if err := readSeq(tx, BucketCalls, id, i, &c); err != nil {
+		if err := readSeq(tx, nameCalls, id, i, &c); err != nil {
 			return nil, err
 		}
 		if c.Seq != i || c.Filed == nil || (c.Decision != Admitted && c.Decision != Refused) || c.Request.IsZero() ||
@@ -574,10 +595,13 @@ func load(tx *bolt.Tx, id hashing.Digest) (*Session, error) {
 	return out, nil
 }
 
-func readSeq(tx *bolt.Tx, bucket []byte, id hashing.Digest, seq int, v any) error {
-	raw := tx.Bucket(bucket).Get(seqKey(id, seq))
-	if raw == nil {
+func readSeq(tx store.Logs, bucket string, id hashing.Digest, seq int, v any) error {
+	raw, err := tx.Entry(bucket, id.Key(), uint64(seq))
+	if errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("%w: %s: %s %d is missing", ErrCorrupt, id, bucket, seq)
+	}
+	if err != nil {
+		return fmt.Errorf("session %s: %w", id, err)
 	}
 	if err := decodeRecord(raw, v); err != nil {
 		return fmt.Errorf("%w: %s: %s %d: %v", ErrCorrupt, id, bucket, seq, err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/session"
+	"github.com/groundgate/groundgate/store/boltstore"
 )
 
 func sha256Hex(s string) string {
@@ -62,7 +63,7 @@ func mustOpenStore(t testing.TB, opts session.Options) *testDB {
 		if d.db == nil {
 			return
 		}
-		if _, problems, err := session.VerifyDB(context.Background(), d.db); err != nil {
+		if _, problems, err := session.Verify(context.Background(), boltstore.Wrap(d.db)); err != nil {
 			t.Errorf("VerifyDB at cleanup: %v %v", err, problems)
 		}
 		_ = d.db.Close()
@@ -81,7 +82,7 @@ func (d *testDB) reopen() {
 	if err != nil {
 		d.t.Fatal(err)
 	}
-	st, err := session.Open(db, d.opts)
+	st, err := session.Open(boltstore.Wrap(db), d.opts)
 	if err != nil {
 		d.t.Fatal(err)
 	}
@@ -473,7 +474,7 @@ func TestCorruptionIsDetected(t *testing.T) {
 			if !errors.Is(errState, session.ErrCorrupt) || (bytes.Equal(tc.bucket, session.BucketRecords) && !errors.Is(errGet, session.ErrCorrupt)) {
 				t.Fatalf("Get: %v; State: %v", errGet, errState)
 			}
-			if _, problems, err := session.VerifyDB(ctx, d.db); !errors.Is(err, session.ErrCorrupt) || len(problems) != 1 {
+			if _, problems, err := session.Verify(ctx, boltstore.Wrap(d.db)); !errors.Is(err, session.ErrCorrupt) || len(problems) != 1 {
 				t.Fatalf("VerifyDB: %v %v", err, problems)
 			}
 			_ = d.db.Close()

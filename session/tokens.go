@@ -3,18 +3,20 @@ package session
 import (
 	"context"
 	"crypto/subtle"
+	"errors"
 	"fmt"
 	"strings"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/store"
 )
 
 // BucketTokens: SHA-256 of a session's token → the session's id. A token
 // alone names its session (/mcp with a session token, SPEC §15); the
 // header's token digest stays what authorizes.
 var BucketTokens = []byte("session.tokens")
+
+var nameTokens = string(BucketTokens)
 
 // tokensIndexed marks an index that holds every session's token: set
 // once indexTokens has run; Create indexes each new session after it.
@@ -23,36 +25,51 @@ var tokensIndexed = []byte("\x00indexed")
 // indexTokens indexes the token of every session the index lacks: the
 // sessions a store made before it kept the index. It walks the sessions
 // once in a file's life, at the first Open that finds no index.
-func indexTokens(db *bolt.DB) error {
+func indexTokens(ctx context.Context, st Backend) error {
 	done := false
-	if err := db.View(func(tx *bolt.Tx) error {
-		done = tx.Bucket(BucketTokens).Get(tokensIndexed) != nil
+	if err := st.View(ctx, func(tx store.Tx) error {
+		_, err := tx.Value(nameTokens, tokensIndexed)
+		done = err == nil
 		return nil
 	}); err != nil || done {
 		return err
 	}
-	return db.Update(func(tx *bolt.Tx) error {
-		idx := tx.Bucket(BucketTokens)
-		if err := idx.Put(tokensIndexed, []byte{1}); err != nil {
+	err := st.Update(ctx, func(tx store.Tx) error {
+		if err := tx.PutValue(nameTokens, tokensIndexed, []byte{1}); err != nil {
 			return err
 		}
-		return tx.Bucket(BucketRecords).ForEach(func(k, raw []byte) error {
+		var hs []header
+		if err := tx.Scan(nameRecords, func(k, raw []byte) error {
 			id, err := hashing.Parse(string(k))
 			if err != nil {
 				return nil // a key Get would report; not the index's to judge
 			}
-			h, err := decodeHeader(id, raw)
-			if err != nil || h.TokenSHA256.IsZero() || idx.Get(h.TokenSHA256.Key()) != nil {
-				return nil
+			if h, err := decodeHeader(id, raw); err == nil && !h.TokenSHA256.IsZero() {
+				hs = append(hs, h)
 			}
-			return idx.Put(h.TokenSHA256.Key(), id.Key())
-		})
+			return nil
+		}); err != nil {
+			return err
+		}
+		for _, h := range hs {
+			if _, err := tx.Value(nameTokens, h.TokenSHA256.Key()); err == nil {
+				continue
+			}
+			if err := putToken(tx, h); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
+	if errors.Is(err, store.ErrReadOnly) {
+		return nil // a reader of the file: the index is for the server
+	}
+	return err
 }
 
 // putToken indexes a new session's token.
-func putToken(tx *bolt.Tx, h header) error {
-	return tx.Bucket(BucketTokens).Put(h.TokenSHA256.Key(), h.ID.Key())
+func putToken(tx store.Values, h header) error {
+	return tx.PutValue(nameTokens, h.TokenSHA256.Key(), h.ID.Key())
 }
 
 // SessionOf returns the id of the session whose token is token. Every
@@ -60,20 +77,19 @@ func putToken(tx *bolt.Tx, h header) error {
 // a session whose header says otherwise) is ErrUnauthorized, as
 // Authorize answers.
 func (s *Store) SessionOf(ctx context.Context, token string) (hashing.Digest, error) {
-	if err := ctx.Err(); err != nil {
-		return hashing.Digest{}, err
-	}
 	if !strings.HasPrefix(token, TokenPrefix) {
 		return hashing.Digest{}, fmt.Errorf("%w: not a session token", ErrUnauthorized)
 	}
 	presented := hashing.SumSHA256([]byte(token))
 	var id hashing.Digest
-	err := s.db.View(func(tx *bolt.Tx) error {
-		raw := tx.Bucket(BucketTokens).Get(presented.Key())
-		if raw == nil {
+	err := s.st.View(ctx, func(tx store.Tx) error {
+		raw, err := tx.Value(nameTokens, presented.Key())
+		if errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("%w: no session has this token", ErrUnauthorized)
 		}
-		var err error
+		if err != nil {
+			return err
+		}
 		if id, err = hashing.Parse(string(raw)); err != nil {
 			return fmt.Errorf("%w: the token index: %v", ErrCorrupt, err)
 		}

@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"math"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/store"
 )
 
 // Rebuild replays a session's call records from the empty state, filing
@@ -18,7 +17,7 @@ import (
 // audit that the state holds exactly what the calls filed, in order.
 func (s *Store) Rebuild(ctx context.Context, id hashing.Digest) (*State, error) {
 	var st *State
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.st.View(ctx, func(tx store.Tx) error {
 		var err error
 		st, err = rebuild(ctx, tx, id)
 		return err
@@ -31,12 +30,11 @@ func (s *Store) Rebuild(ctx context.Context, id hashing.Digest) (*State, error) 
 // shrunk.
 var unbounded = Limits{MaxResults: math.MaxInt, MaxBytes: math.MaxInt}
 
-func rebuild(ctx context.Context, tx *bolt.Tx, id hashing.Digest) (*State, error) {
+func rebuild(ctx context.Context, tx store.Tx, id hashing.Digest) (*State, error) {
 	sess, err := load(tx, id)
 	if err != nil {
 		return nil, err
 	}
-	vals := tx.Bucket(BucketValues)
 	st := &State{}
 	for _, c := range sess.Calls {
 		if err := ctx.Err(); err != nil {
@@ -48,8 +46,8 @@ func rebuild(ctx context.Context, tx *bolt.Tx, id hashing.Digest) (*State, error
 			}
 			obs := make([]Observation, len(c.Filed))
 			for i, f := range c.Filed {
-				v := vals.Get(f.Value.Key())
-				if v == nil || valueDigest(v) != f.Value {
+				v, err := tx.Record(spaceValues, f.Value)
+				if err != nil {
 					return nil, fmt.Errorf("%w: %s: call %d: value %s is missing or altered", ErrCorrupt, id, c.Seq, f.Value)
 				}
 				if k, err := Key(f.Arguments); err != nil || k != f.Key {
@@ -79,17 +77,20 @@ func rebuild(ctx context.Context, tx *bolt.Tx, id hashing.Digest) (*State, error
 	return st, nil
 }
 
-// VerifyDB re-checks every stored session (registry verify): its header,
+// Verify re-checks every stored session (registry verify): its header,
 // turns and calls, and its state rebuilt from its calls. It returns how
 // many sessions there are and a problem per session that fails.
-func VerifyDB(ctx context.Context, db *bolt.DB) (n int, problems []string, err error) {
+func Verify(ctx context.Context, st store.Viewer) (n int, problems []string, err error) {
 	problems = []string{}
-	err = db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(BucketRecords)
-		if b == nil {
+	err = st.View(ctx, func(tx store.Tx) error {
+		var ids [][]byte
+		if err := tx.Scan(nameRecords, func(k, _ []byte) error {
+			ids = append(ids, bytes.Clone(k))
 			return nil
+		}); err != nil {
+			return err
 		}
-		return b.ForEach(func(k, _ []byte) error {
+		for _, k := range ids {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -97,7 +98,7 @@ func VerifyDB(ctx context.Context, db *bolt.DB) (n int, problems []string, err e
 			id, err := hashing.Parse(string(k))
 			if err != nil {
 				problems = append(problems, fmt.Sprintf("key %q is not a digest", clip(string(k), 80)))
-				return nil
+				continue
 			}
 			if _, err := rebuild(ctx, tx, id); err != nil {
 				if ctx.Err() != nil {
@@ -105,8 +106,8 @@ func VerifyDB(ctx context.Context, db *bolt.DB) (n int, problems []string, err e
 				}
 				problems = append(problems, err.Error())
 			}
-			return nil
-		})
+		}
+		return nil
 	})
 	if err != nil {
 		return n, problems, fmt.Errorf("verify sessions: %w", err)

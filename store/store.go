@@ -159,7 +159,10 @@ type Scanner interface {
 	// stopping at the first). Keys are the engine's encoding: a record's
 	// or blob's is its digest's text (hashing.Digest.Key), a version's
 	// VersionKey, a log entry's EntryKey, a value's its own key. An
-	// error from fn stops the scan and is returned.
+	// error from fn stops the scan and is returned. fn may read through
+	// the transaction but not write the keyspace it scans (an engine that
+	// cannot interleave, one connection per transaction, reads the scan
+	// in pages before calling fn).
 	Scan(name string, fn func(key, raw []byte) error) error
 }
 

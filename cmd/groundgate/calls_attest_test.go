@@ -287,7 +287,7 @@ func TestCallAttestation(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := bdb.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(calls.BucketCalls)
+		b := tx.Bucket([]byte(calls.SpaceCalls.Name))
 		v := bytes.Clone(b.Get(echoHash.Key()))
 		i := bytes.Index(v, []byte("llo"))
 		if i < 0 {

@@ -199,15 +199,15 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	if m.Fuzz, err = runs.Open(ctx, m.Store.Engine(), m.Store, runs.Options{Logger: cfg.Logger, Runtime: fuzzRuntime}); err != nil {
 		return nil, err
 	}
-	if m.Upstreams, err = gateway.OpenManager(ctx, m.Store.DB(), m.Store, gateway.Options{Logger: cfg.Logger, Limits: cfg.Gateway}); err != nil {
+	if m.Upstreams, err = gateway.OpenManager(ctx, m.Store.Engine(), m.Store, gateway.Options{Logger: cfg.Logger, Limits: cfg.Gateway}); err != nil {
 		return nil, err
 	}
-	if m.Calls, err = calls.New(m.Store.DB(), m.Store, m.Upstreams, m.Gate, m.Policies, calls.Options{
+	if m.Calls, err = calls.New(m.Store.Engine(), m.Store, m.Upstreams, m.Gate, m.Policies, calls.Options{
 		Logger: cfg.Logger, Screen: ScreenResult, Checker: m.Checker, Signer: signer, Contracts: contracts,
 	}); err != nil {
 		return nil, err
 	}
-	opened, err := OpenSessions(m.Store.DB(), m.Calls, m.Disc, m.Upstreams, cfg.Clock, cfg.Logger)
+	opened, err := OpenSessions(m.Store.Engine(), m.Calls, m.Disc, m.Upstreams, cfg.Clock, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -583,12 +583,12 @@ func (e *Engines) mcpServer(logger *slog.Logger, withSessions bool) (*server.Ser
 		return nil, nil, errors.New("app: the engines' MCP server is already open")
 	}
 	ctx := context.Background()
-	ups, err := gateway.OpenManager(ctx, e.Store.DB(), e.Store, gateway.Options{Logger: logger})
+	ups, err := gateway.OpenManager(ctx, e.Store.Engine(), e.Store, gateway.Options{Logger: logger})
 	if err != nil {
 		return nil, nil, err
 	}
 	e.ups = ups
-	cs, err := calls.New(e.Store.DB(), e.Store, ups, e.Gate, e.Policies, calls.Options{
+	cs, err := calls.New(e.Store.Engine(), e.Store, ups, e.Gate, e.Policies, calls.Options{
 		Logger: logger, Screen: ScreenResult, Checker: e.Checker,
 	})
 	if err != nil {
@@ -598,7 +598,7 @@ func (e *Engines) mcpServer(logger *slog.Logger, withSessions bool) (*server.Ser
 		Policies: e.Policies, Checker: e.Checker, Upstreams: ups, Calls: cs, Screen: ScreenTool}
 	var sessions *session.Watched
 	if withSessions {
-		opened, err := OpenSessions(e.Store.DB(), cs, e.Disc, ups, time.Time{}, logger)
+		opened, err := OpenSessions(e.Store.Engine(), cs, e.Disc, ups, time.Time{}, logger)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -608,11 +608,12 @@ func (e *Engines) mcpServer(logger *slog.Logger, withSessions bool) (*server.Ser
 	return server.New(deps, server.Config{Logger: logger}), sessions, nil
 }
 
-// OpenSessions opens the session store on db and the service that runs
+// OpenSessions opens the session store on st (registry.Store.Engine())
+// and the service that runs
 // sessions' calls through cs (SPEC §15). A non-zero clock fixes the time
 // calls are decided at.
-func OpenSessions(db *bolt.DB, cs *calls.Service, disc *discover.Discoverer, ups *gateway.Manager, clock time.Time, logger *slog.Logger) (*session.Service, error) {
-	st, err := session.Open(db, session.Options{Logger: logger})
+func OpenSessions(st session.Backend, cs *calls.Service, disc *discover.Discoverer, ups *gateway.Manager, clock time.Time, logger *slog.Logger) (*session.Service, error) {
+	ss, err := session.Open(st, session.Options{Logger: logger})
 	if err != nil {
 		return nil, err
 	}
@@ -620,7 +621,7 @@ func OpenSessions(db *bolt.DB, cs *calls.Service, disc *discover.Discoverer, ups
 	if !clock.IsZero() {
 		now = func() time.Time { return clock }
 	}
-	return session.NewService(st, cs, disc, ups, session.ServiceOptions{Now: now, Logger: logger}), nil
+	return session.NewService(ss, cs, disc, ups, session.ServiceOptions{Now: now, Logger: logger}), nil
 }
 
 // Version is the module version this binary was built at, or its VCS

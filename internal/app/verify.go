@@ -103,11 +103,11 @@ func VerifyFile(ctx context.Context, path string) (Report, error) {
 	if err := collect("fuzz runs", problems, err, runs.ErrCorrupt); err != nil {
 		return rep, err
 	}
-	rep.Calls, problems, err = calls.VerifyDB(ctx, db)
+	rep.Calls, problems, err = calls.Verify(ctx, st)
 	if err := collect("calls", problems, err, calls.ErrCorrupt); err != nil {
 		return rep, err
 	}
-	rep.Sessions, problems, err = session.VerifyDB(ctx, db)
+	rep.Sessions, problems, err = session.Verify(ctx, st)
 	if err := collect("sessions", problems, err, session.ErrCorrupt); err != nil {
 		return rep, err
 	}

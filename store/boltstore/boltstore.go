@@ -110,6 +110,12 @@ func engineErr(err error) error {
 	return err
 }
 
+// Tx is a bbolt transaction seen as a store.Tx, for a package that still
+// runs its own bbolt transactions and must write, in the same one, through
+// a package that has moved onto the store (a session's call record and the
+// call's footprint, calls.PutTx).
+func Tx(btx *bolt.Tx) store.Tx { return &tx{tx: btx} }
+
 // tx is one bbolt transaction seen as a store.Tx.
 type tx struct{ tx *bolt.Tx }
 

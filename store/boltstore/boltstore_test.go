@@ -3,9 +3,7 @@ package boltstore_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
@@ -56,35 +54,6 @@ func flip(t *testing.T, path, name string, key []byte) {
 		return b.Put(key, v)
 	}); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// TestBatchShares checks that concurrent Batch calls share commits: with
-// every writer started at once, far fewer commits than writers.
-func TestBatchShares(t *testing.T) {
-	s, err := boltstore.Open(filepath.Join(t.TempDir(), "b.db"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	const writers = 200
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for w := range writers {
-		wg.Go(func() {
-			<-start
-			v := fmt.Appendf(nil, "w%d", w)
-			if err := s.Batch(context.Background(), func(tx store.Tx) error {
-				return tx.PutRecord(store.Space{Name: "b"}, hashing.SumSHA256(v), v)
-			}); err != nil {
-				t.Error(err)
-			}
-		})
-	}
-	close(start)
-	wg.Wait()
-	if c := s.Commits(); c >= writers/2 {
-		t.Errorf("%d writers took %d commits", writers, c)
 	}
 }
 
