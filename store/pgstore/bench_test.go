@@ -69,3 +69,27 @@ func BenchmarkRecord(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkPutBlob: one 1 MiB blob per Update into the object store,
+// from 4×GOMAXPROCS writers at once (b.SetBytes: MB/s is the bandwidth).
+func BenchmarkPutBlob(b *testing.B) {
+	ctx := context.Background()
+	s := newPlace(b).open(b)
+	defer s.Close()
+	sp := store.Space{Name: "bench.blobs"}
+	var next atomic.Uint64
+	b.SetBytes(1 << 20)
+	b.SetParallelism(4)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		v := make([]byte, 1<<20)
+		for pb.Next() {
+			binary.BigEndian.PutUint64(v, next.Add(1))
+			k := hashing.SumBLAKE3(v)
+			if err := s.Update(ctx, func(tx store.Tx) error { return tx.PutBlob(sp, k, v) }); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
