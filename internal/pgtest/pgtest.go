@@ -61,6 +61,8 @@ type Cluster struct {
 // shared is the test binary's cluster.
 var shared = testio.Service[*Cluster]{
 	Name: "pgtest", Start: Start, Timeout: startTimeout, Missing: ErrNotInstalled,
+	// A short path: a unix socket's path is limited to 107 bytes.
+	TempPrefix: "groundgate-pg-",
 }
 
 // Main runs the tests of a package that uses only this harness, then
@@ -98,10 +100,11 @@ func Get(tb testing.TB) *Cluster {
 // found (on the PATH or under /usr/lib/postgresql/*/bin).
 var ErrNotInstalled = errors.New("pgtest: PostgreSQL is not installed (Debian package postgresql)")
 
-// Start runs initdb in a new temporary directory and starts postgres on a
-// unix socket there. Durability is off (fsync, synchronous_commit,
+// Start runs initdb in dir (an empty directory the postgres user may
+// enter: Start gives it to that user when running as root) and starts
+// postgres on a unix socket there. Durability is off (fsync, synchronous_commit,
 // full_page_writes): the cluster dies with the tests.
-func Start(ctx context.Context) (*Cluster, error) {
+func Start(ctx context.Context, dir string) (*Cluster, error) {
 	bin, err := binDir()
 	if err != nil {
 		return nil, err
@@ -109,13 +112,6 @@ func Start(ctx context.Context) (*Cluster, error) {
 	cred, err := credential()
 	if err != nil {
 		return nil, err
-	}
-	// Not t.TempDir: its parents are 0700 and root's, which the postgres
-	// user could not enter. A short path, too: a unix socket's path is
-	// limited to 107 bytes.
-	dir, err := os.MkdirTemp("", "groundgate-pg-")
-	if err != nil {
-		return nil, fmt.Errorf("pgtest: %w", err)
 	}
 	c := &Cluster{dir: dir}
 	if err := c.start(ctx, bin, cred); err != nil {
@@ -189,17 +185,12 @@ func (c *Cluster) CreateDB(ctx context.Context, hint string) (string, error) {
 	return c.DSN(name), nil
 }
 
-// Stop shuts postgres down (fast shutdown; killed after 10 s) and removes
-// the cluster's directory.
+// Stop shuts postgres down (fast shutdown; killed after 10 s).
 func (c *Cluster) Stop() error {
-	var err error
-	if c.proc != nil {
-		err = c.proc.Stop(syscall.SIGINT, 10*time.Second) // fast shutdown
+	if c.proc == nil {
+		return nil
 	}
-	if rmErr := os.RemoveAll(c.dir); rmErr != nil && err == nil {
-		err = fmt.Errorf("pgtest: %w", rmErr)
-	}
-	return err
+	return c.proc.Stop(syscall.SIGINT, 10*time.Second) // fast shutdown
 }
 
 // binDir finds the directory of initdb and postgres: on the PATH, else

@@ -116,6 +116,7 @@ type Server struct {
 // shared is the test binary's server.
 var shared = testio.Service[*Server]{
 	Name: "s3test", Start: Start, Timeout: startTimeout, Missing: ErrNotInstalled,
+	TempPrefix: "groundgate-s3-",
 }
 
 // Main runs the tests of a package that uses only this harness, then
@@ -148,17 +149,13 @@ func Bucket(tb testing.TB) (*Server, string) {
 	return s, name
 }
 
-// Start starts weed mini in a new temporary directory, every port it
+// Start starts weed mini in dir (an empty directory), every port it
 // listens on a free loopback port, and waits until its S3 gateway answers
 // a signed request.
-func Start(ctx context.Context) (*Server, error) {
+func Start(ctx context.Context, dir string) (*Server, error) {
 	weed, err := Weed()
 	if err != nil {
 		return nil, err
-	}
-	dir, err := os.MkdirTemp("", "groundgate-s3-")
-	if err != nil {
-		return nil, fmt.Errorf("s3test: %w", err)
 	}
 	s := &Server{dir: dir}
 	if err := s.start(ctx, weed); err != nil {
@@ -254,14 +251,10 @@ func (s *Server) CreateBucket(ctx context.Context, hint string) (string, error) 
 	return name, nil
 }
 
-// Stop kills weed (it holds nothing the tests keep) and removes its
-// directory.
+// Stop kills weed: it holds nothing the tests keep.
 func (s *Server) Stop() error {
 	if s.proc != nil {
-		_ = s.proc.Stop(syscall.SIGKILL, time.Minute)
-	}
-	if err := os.RemoveAll(s.dir); err != nil {
-		return fmt.Errorf("s3test: %w", err)
+		return s.proc.Stop(syscall.SIGKILL, time.Minute)
 	}
 	return nil
 }

@@ -19,15 +19,20 @@ import (
 type Service[T interface{ Stop() error }] struct {
 	// Name names the service in messages.
 	Name string
-	// Start starts it within Timeout. An error that is (errors.Is)
+	// Start starts it within Timeout in dir, a new temporary directory
+	// named after TempPrefix (not t.TempDir: the service outlives the
+	// test, and may run as another user, who could not enter t.TempDir's
+	// 0700 parents), removed after Stop. An error that is (errors.Is)
 	// Missing makes Get a MissingTool: skipped, or failed under
 	// GROUNDGATE_REQUIRE_TOOLS.
-	Start   func(ctx context.Context) (T, error)
-	Timeout time.Duration
-	Missing error
+	Start      func(ctx context.Context, dir string) (T, error)
+	TempPrefix string
+	Timeout    time.Duration
+	Missing    error
 
 	once    sync.Once
 	v       T
+	dir     string
 	err     error
 	started bool
 }
@@ -38,8 +43,14 @@ func (s *Service[T]) Get(tb testing.TB) T {
 	s.once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), s.Timeout)
 		defer cancel()
-		s.v, s.err = s.Start(ctx)
-		s.started = s.err == nil
+		if s.dir, s.err = os.MkdirTemp("", s.TempPrefix); s.err != nil {
+			return
+		}
+		if s.v, s.err = s.Start(ctx, s.dir); s.err != nil {
+			os.RemoveAll(s.dir)
+			return
+		}
+		s.started = true
 	})
 	if s.Missing != nil && errors.Is(s.err, s.Missing) {
 		MissingTool(tb, s.err.Error())
@@ -56,7 +67,7 @@ func (s *Service[T]) Stop() {
 		return
 	}
 	s.started = false
-	if err := s.v.Stop(); err != nil {
+	if err := errors.Join(s.v.Stop(), os.RemoveAll(s.dir)); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", s.Name, err)
 	}
 }
