@@ -79,13 +79,7 @@ var Shared interface{ Stop() } = &shared
 // PostgreSQL is not installed (fails it under GROUNDGATE_REQUIRE_TOOLS).
 func DB(tb testing.TB) string {
 	tb.Helper()
-	c := Get(tb)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	dsn, err := c.CreateDB(ctx, tb.Name())
-	if err != nil {
-		tb.Fatal(err)
-	}
+	_, dsn := shared.Take(tb, (*Cluster).CreateDB)
 	return dsn
 }
 

@@ -139,14 +139,7 @@ func Get(tb testing.TB) *Server {
 // bucket in it, named after the test.
 func Bucket(tb testing.TB) (*Server, string) {
 	tb.Helper()
-	s := Get(tb)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	name, err := s.CreateBucket(ctx, tb.Name())
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return s, name
+	return shared.Take(tb, (*Server).CreateBucket)
 }
 
 // Start starts weed mini in dir (an empty directory), every port it

@@ -61,6 +61,20 @@ func (s *Service[T]) Get(tb testing.TB) T {
 	return s.v
 }
 
+// Take returns the running service and a resource of tb's own in it (a
+// database, a bucket): what create makes for tb's name, within 30 s.
+func (s *Service[T]) Take(tb testing.TB, create func(v T, ctx context.Context, name string) (string, error)) (T, string) {
+	tb.Helper()
+	v := s.Get(tb)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r, err := create(v, ctx, tb.Name())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return v, r
+}
+
 // Stop stops the service if Get started it.
 func (s *Service[T]) Stop() {
 	if !s.started {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/store"
+	"github.com/groundgate/groundgate/store/pgstore"
 )
 
 var benchSpace = store.Space{Name: "bench.records"}
@@ -19,50 +20,20 @@ func benchRecord(i uint64) (hashing.Digest, []byte) {
 	return hashing.SumSHA256(v), v
 }
 
-// BenchmarkPutRecord: one 512-byte record per Batch (one commit each),
-// from 4×GOMAXPROCS writers at once, as a server's concurrent requests.
-func BenchmarkPutRecord(b *testing.B) {
-	ctx := context.Background()
+// parallel runs op(i) for i = 1, 2, … from 4×GOMAXPROCS goroutines at
+// once, as a server's concurrent requests, on a new store.
+func parallel(b *testing.B, setup func(*pgstore.Store), op func(s *pgstore.Store, i uint64) error) {
 	s := newPlace(b).open(b)
 	defer s.Close()
-	var next atomic.Uint64
-	b.SetParallelism(4)
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			k, v := benchRecord(next.Add(1))
-			if err := s.Batch(ctx, func(tx store.Tx) error { return tx.PutRecord(benchSpace, k, v) }); err != nil {
-				b.Error(err)
-				return
-			}
-		}
-	})
-}
-
-// BenchmarkRecord: one checked read per View, from 4×GOMAXPROCS readers.
-func BenchmarkRecord(b *testing.B) {
-	ctx := context.Background()
-	s := newPlace(b).open(b)
-	defer s.Close()
-	const stored = 1000
-	if err := s.Update(ctx, func(tx store.Tx) error {
-		for i := range uint64(stored) {
-			k, v := benchRecord(i)
-			if err := tx.PutRecord(benchSpace, k, v); err != nil {
-				return err
-			}
-		}
-		return nil
-	}); err != nil {
-		b.Fatal(err)
+	if setup != nil {
+		setup(s)
 	}
 	var next atomic.Uint64
 	b.SetParallelism(4)
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			k, _ := benchRecord(next.Add(1) % stored)
-			if err := s.View(ctx, func(tx store.Tx) error { _, err := tx.Record(benchSpace, k); return err }); err != nil {
+			if err := op(s, next.Add(1)); err != nil {
 				b.Error(err)
 				return
 			}
@@ -70,26 +41,45 @@ func BenchmarkRecord(b *testing.B) {
 	})
 }
 
-// BenchmarkPutBlob: one 1 MiB blob per Update into the object store,
-// from 4×GOMAXPROCS writers at once (b.SetBytes: MB/s is the bandwidth).
-func BenchmarkPutBlob(b *testing.B) {
-	ctx := context.Background()
-	s := newPlace(b).open(b)
-	defer s.Close()
-	sp := store.Space{Name: "bench.blobs"}
-	var next atomic.Uint64
-	b.SetBytes(1 << 20)
-	b.SetParallelism(4)
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		v := make([]byte, 1<<20)
-		for pb.Next() {
-			binary.BigEndian.PutUint64(v, next.Add(1))
-			k := hashing.SumBLAKE3(v)
-			if err := s.Update(ctx, func(tx store.Tx) error { return tx.PutBlob(sp, k, v) }); err != nil {
-				b.Error(err)
-				return
+// BenchmarkPutRecord: one 512-byte record per Batch (one commit each).
+func BenchmarkPutRecord(b *testing.B) {
+	parallel(b, nil, func(s *pgstore.Store, i uint64) error {
+		k, v := benchRecord(i)
+		return s.Batch(context.Background(), func(tx store.Tx) error { return tx.PutRecord(benchSpace, k, v) })
+	})
+}
+
+// BenchmarkRecord: one checked read per View, of 1,000 stored records.
+func BenchmarkRecord(b *testing.B) {
+	const stored = 1000
+	setup := func(s *pgstore.Store) {
+		if err := s.Update(context.Background(), func(tx store.Tx) error {
+			for i := range uint64(stored) {
+				k, v := benchRecord(i)
+				if err := tx.PutRecord(benchSpace, k, v); err != nil {
+					return err
+				}
 			}
+			return nil
+		}); err != nil {
+			b.Fatal(err)
 		}
+	}
+	parallel(b, setup, func(s *pgstore.Store, i uint64) error {
+		k, _ := benchRecord(i % stored)
+		return s.View(context.Background(), func(tx store.Tx) error { _, err := tx.Record(benchSpace, k); return err })
+	})
+}
+
+// BenchmarkPutBlob: one 1 MiB blob per Update into the object store
+// (b.SetBytes: MB/s is the bandwidth).
+func BenchmarkPutBlob(b *testing.B) {
+	sp := store.Space{Name: "bench.blobs"}
+	b.SetBytes(1 << 20)
+	parallel(b, nil, func(s *pgstore.Store, i uint64) error {
+		v := make([]byte, 1<<20)
+		binary.BigEndian.PutUint64(v, i)
+		k := hashing.SumBLAKE3(v)
+		return s.Update(context.Background(), func(tx store.Tx) error { return tx.PutBlob(sp, k, v) })
 	})
 }

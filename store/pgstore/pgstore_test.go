@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/internal/pgtest"
@@ -60,9 +61,9 @@ func (p place) open(t testing.TB) *pgstore.Store {
 	return s
 }
 
-// corrupt flips the last byte of the value under key in keyspace name:
-// in store_kv if the row is there, else in the blob's object.
-func (p place) corrupt(t *testing.T, name string, key []byte) {
+// exec runs one SQL statement on the place's database, behind the
+// engine's back.
+func (p place) exec(t *testing.T, sql string, args ...any) pgconn.CommandTag {
 	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, p.dsn)
@@ -70,15 +71,23 @@ func (p place) corrupt(t *testing.T, name string, key []byte) {
 		t.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	tag, err := conn.Exec(ctx, `UPDATE store_kv SET value = set_byte(value, length(value) - 1, get_byte(value, length(value) - 1) # 32)
-		WHERE space = $1 AND key = $2`, name, key)
+	tag, err := conn.Exec(ctx, sql, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tag
+}
+
+// corrupt flips the last byte of the value under key in keyspace name:
+// in store_kv if the row is there, else in the blob's object.
+func (p place) corrupt(t *testing.T, name string, key []byte) {
+	t.Helper()
+	tag := p.exec(t, `UPDATE store_kv SET value = set_byte(value, length(value) - 1, get_byte(value, length(value) - 1) # 32)
+		WHERE space = $1 AND key = $2`, name, key)
 	if tag.RowsAffected() == 1 {
 		return
 	}
-	if err := p.blobs(t).Corrupt(ctx, name, key); err != nil {
+	if err := p.blobs(t).Corrupt(context.Background(), name, key); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -130,14 +139,7 @@ func TestMigrateIdempotent(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := pgx.Connect(ctx, p.dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `UPDATE store_schema SET version = version + 1`); err != nil {
-		t.Fatal(err)
-	}
+	p.exec(t, `UPDATE store_schema SET version = version + 1`)
 	if _, err := pgstore.Open(ctx, pgstore.Config{DSN: p.dsn, Blobs: p.blobs(t)}); !errors.Is(err, pgstore.ErrSchema) {
 		t.Errorf("Open of a newer schema: %v, want ErrSchema", err)
 	}
