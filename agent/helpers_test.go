@@ -75,11 +75,11 @@ func startServer(t testing.TB, withExecutor bool) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	arts, err := execution.OpenArtifacts(store.DB())
+	arts, err := execution.OpenArtifacts(store.Engine())
 	if err != nil {
 		t.Fatal(err)
 	}
-	exec, err := execution.New(store, arts, store.DB(), sampledata.FS(), execution.Options{Logger: log, Workers: 1})
+	exec, err := execution.New(store, arts, store.Engine(), sampledata.FS(), execution.Options{Logger: log, Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/series"
+	"github.com/groundgate/groundgate/store/boltstore"
 )
 
 // stored returns the raw value under d.
@@ -174,7 +175,7 @@ func openDerived(t *testing.T) (*Store, *bolt.DB) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	s, err := Open(db, WithDeriver(concat{}))
+	s, err := Open(boltstore.Wrap(db), WithDeriver(concat{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +251,7 @@ func TestDerived(t *testing.T) {
 	}
 
 	// Without a deriver, derived blobs cannot be read, nor written.
-	plain, err := Open(db)
+	plain, err := Open(boltstore.Wrap(db))
 	if err != nil {
 		t.Fatal(err)
 	}

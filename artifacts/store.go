@@ -37,6 +37,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -44,15 +45,37 @@ import (
 	"slices"
 	"sync"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/groundgate/groundgate/hashing"
-	"github.com/groundgate/groundgate/internal/buckets"
 	"github.com/groundgate/groundgate/series"
+	"github.com/groundgate/groundgate/store"
 )
 
 // Bucket is the bbolt bucket holding the blobs.
 var Bucket = []byte("artifacts.blobs")
+
+// spaceBlobs is the blobs' keyspace in the storage layer. Its check passes
+// everything: reading a blob means decoding its envelope, and a recipe's
+// decoding reads other blobs, so the store cannot check one alone; every
+// read here decodes and re-hashes what it returns (contentOf), which is
+// the check.
+var spaceBlobs = store.Space{Name: string(Bucket), Check: func(hashing.Digest, []byte) error { return nil }}
+
+// Backend is what the blob store needs of the storage layer
+// (registry.Store.Engine()).
+type Backend interface {
+	View(ctx context.Context, fn func(store.Tx) error) error
+	Update(ctx context.Context, fn func(store.Tx) error) error
+}
+
+// storedValue is the value under d, nil when there is none (valid until the
+// transaction ends).
+func storedValue(tx store.Blobs, d hashing.Digest) ([]byte, error) {
+	v, err := tx.Blob(spaceBlobs, d)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	return v, err
+}
 
 // envelope opens every value this release writes.
 const envelope = "\x00GGB"
@@ -78,10 +101,10 @@ type Deriver interface {
 	Derive(recipe []byte, get func(hashing.Digest) (*series.Table, error)) ([]byte, error)
 }
 
-// Store is the blob store. It is safe for concurrent use (bbolt serialises
-// the writes).
+// Store is the blob store. It is safe for concurrent use (the storage
+// layer serialises the writes).
 type Store struct {
-	db     *bolt.DB
+	st     Backend
 	log    *slog.Logger
 	pack   *series.Packer
 	derive Deriver
@@ -100,22 +123,19 @@ func WithLogger(l *slog.Logger) Option { return func(s *Store) { s.log = l } }
 // blobs cannot be read (they are reported corrupt) or written.
 func WithDeriver(d Deriver) Option { return func(s *Store) { s.derive = d } }
 
-// Open prepares the blob bucket in db, normally the registry's file
-// (registry.Store.DB()). It does not take ownership of db.
-func Open(db *bolt.DB, opts ...Option) (*Store, error) {
-	if db == nil {
-		return nil, fmt.Errorf("artifacts: Open needs a database")
+// Open returns the blob store over st, normally the registry's file
+// (registry.Store.Engine()).
+func Open(st Backend, opts ...Option) (*Store, error) {
+	if st == nil {
+		return nil, fmt.Errorf("artifacts: Open needs a store")
 	}
-	s := &Store{db: db, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	s := &Store{st: st, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	for _, o := range opts {
 		o(s)
 	}
 	var err error
 	if s.pack, err = series.NewPacker(); err != nil {
 		return nil, fmt.Errorf("artifacts: %w", err)
-	}
-	if err := buckets.Ensure(db, Bucket); err != nil {
-		return nil, fmt.Errorf("artifacts: create bucket: %w", err)
 	}
 	return s, nil
 }
@@ -171,7 +191,7 @@ func (s *Store) PrepareDerived(content, recipe []byte) (Blob, error) {
 // reads (Verify: a grid's derived blobs share a few large inputs).
 type reader struct {
 	s     *Store
-	tx    *bolt.Tx
+	tx    store.Blobs
 	cache *inputCache
 	// mu, when not nil, serialises the reader's use of tx and cache, so
 	// that several goroutines can decode and derive at once (Verify).
@@ -223,14 +243,16 @@ func (r reader) input(d hashing.Digest) (*series.Table, error) {
 	r.lock()
 	t, ok := r.cache.get(d)
 	var v []byte
+	var err error
 	if !ok {
-		if b := r.tx.Bucket(Bucket); b != nil {
-			v = b.Get(d.Key()) // valid until the transaction ends
-		}
+		v, err = storedValue(r.tx, d) // valid until the transaction ends
 	}
 	r.unlock()
 	if ok {
 		return t, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("input %s: %w", d, err)
 	}
 	if v == nil {
 		return nil, fmt.Errorf("input %s: %w", d, ErrNotFound)
@@ -252,7 +274,7 @@ func (r reader) input(d hashing.Digest) (*series.Table, error) {
 }
 
 // content decodes v and checks it against d.
-func (s *Store) content(tx *bolt.Tx, d hashing.Digest, v []byte) ([]byte, error) {
+func (s *Store) content(tx store.Blobs, d hashing.Digest, v []byte) ([]byte, error) {
 	return reader{s: s, tx: tx}.contentOf(d, v, true)
 }
 
@@ -293,7 +315,7 @@ func (s *Store) PutBlobs(ctx context.Context, blobs []Blob) (int, error) {
 		return 0, err
 	}
 	var todo []Blob
-	if err := s.db.View(func(tx *bolt.Tx) error {
+	if err := s.st.View(ctx, func(tx store.Tx) error {
 		for _, b := range blobs {
 			if s.needsWrite(tx, b) {
 				todo = append(todo, b)
@@ -307,7 +329,7 @@ func (s *Store) PutBlobs(ctx context.Context, blobs []Blob) (int, error) {
 		return 0, nil
 	}
 	n := 0
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.st.Update(ctx, func(tx store.Tx) error {
 		for _, b := range todo {
 			wrote, err := s.put(tx, b)
 			if err != nil {
@@ -326,7 +348,7 @@ func (s *Store) PutBlobs(ctx context.Context, blobs []Blob) (int, error) {
 }
 
 // PutTx is Put inside the caller's writable transaction.
-func (s *Store) PutTx(tx *bolt.Tx, data []byte) (hashing.Digest, error) {
+func (s *Store) PutTx(tx store.Blobs, data []byte) (hashing.Digest, error) {
 	b, err := s.Prepare(data)
 	if err != nil {
 		return hashing.Digest{}, err
@@ -339,12 +361,10 @@ func (s *Store) PutTx(tx *bolt.Tx, data []byte) (hashing.Digest, error) {
 
 // put writes b unless an intact copy is already there, and reports
 // whether it wrote.
-func (s *Store) put(tx *bolt.Tx, b Blob) (bool, error) {
-	bk := tx.Bucket(Bucket)
-	if bk == nil {
-		return false, fmt.Errorf("bucket %s is missing", Bucket)
-	}
-	if old := bk.Get(b.Digest.Key()); old != nil {
+func (s *Store) put(tx store.Blobs, b Blob) (bool, error) {
+	if have, err := tx.HasBlob(spaceBlobs, b.Digest); err != nil {
+		return false, err
+	} else if have {
 		if !s.needsWrite(tx, b) {
 			return false, nil
 		}
@@ -352,37 +372,33 @@ func (s *Store) put(tx *bolt.Tx, b Blob) (bool, error) {
 	}
 	// bbolt keeps a reference to the value until the transaction ends;
 	// b.stored is never modified after Prepare.
-	return true, bk.Put(b.Digest.Key(), b.stored)
+	return true, tx.PutBlob(spaceBlobs, b.Digest, b.stored)
 }
 
 // needsWrite reports whether b must be written: nothing intact is stored
 // under its digest, or content stored as a recipe comes again as a plain
 // blob — a recipe's inputs must be stored as themselves (an all-NA
 // weights panel can equal an all-NA input panel).
-func (s *Store) needsWrite(tx *bolt.Tx, b Blob) bool {
+func (s *Store) needsWrite(tx store.Blobs, b Blob) bool {
 	if !s.intact(tx, b) {
 		return true
 	}
-	old := tx.Bucket(Bucket).Get(b.Digest.Key())
+	old, _ := storedValue(tx, b.Digest)
 	return isDerived(old) && !isDerived(b.stored)
 }
 
 // intact reports whether the blob under b.Digest holds b's content: the
 // same stored bytes (Prepare is deterministic), or bytes that decode to
 // content with b's digest.
-func (s *Store) intact(tx *bolt.Tx, b Blob) bool {
-	bk := tx.Bucket(Bucket)
-	if bk == nil {
-		return false
-	}
-	v := bk.Get(b.Digest.Key())
-	if v == nil {
+func (s *Store) intact(tx store.Blobs, b Blob) bool {
+	v, err := storedValue(tx, b.Digest)
+	if v == nil || err != nil {
 		return false
 	}
 	if bytes.Equal(v, b.stored) {
 		return true
 	}
-	_, err := s.content(tx, b.Digest, v)
+	_, err = s.content(tx, b.Digest, v)
 	return err == nil
 }
 
@@ -393,7 +409,7 @@ func (s *Store) Get(ctx context.Context, d hashing.Digest) ([]byte, error) {
 		return nil, err
 	}
 	var out []byte
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.st.View(ctx, func(tx store.Tx) error {
 		var err error
 		out, err = s.GetTx(tx, d)
 		return err
@@ -403,15 +419,14 @@ func (s *Store) Get(ctx context.Context, d hashing.Digest) ([]byte, error) {
 
 // GetTx is Get inside the caller's transaction. The bytes are copied out of
 // the memory map, so they stay valid after the transaction ends.
-func (s *Store) GetTx(tx *bolt.Tx, d hashing.Digest) ([]byte, error) {
+func (s *Store) GetTx(tx store.Blobs, d hashing.Digest) ([]byte, error) {
 	if d.Algorithm() != hashing.BLAKE3 {
 		return nil, fmt.Errorf("artifact %q: only blake3 digests are stored: %w", d, ErrNotFound)
 	}
-	b := tx.Bucket(Bucket)
-	if b == nil {
-		return nil, fmt.Errorf("artifact %s: %w", d, ErrNotFound)
+	v, err := storedValue(tx, d)
+	if err != nil {
+		return nil, fmt.Errorf("artifact %s: %w", d, err)
 	}
-	v := b.Get(d.Key())
 	if v == nil {
 		return nil, fmt.Errorf("artifact %s: %w", d, ErrNotFound)
 	}
@@ -431,12 +446,11 @@ func (s *Store) Has(ctx context.Context, d hashing.Digest) (bool, error) {
 		return false, err
 	}
 	var have bool
-	err := s.db.View(func(tx *bolt.Tx) error {
-		if b := tx.Bucket(Bucket); b != nil {
-			if v := b.Get(d.Key()); v != nil {
-				_, err := s.content(tx, d, v)
-				have = err == nil
-			}
+	err := s.st.View(ctx, func(tx store.Tx) error {
+		v, err := storedValue(tx, d)
+		if v != nil {
+			_, err = s.content(tx, d, v)
+			have = err == nil
 		}
 		return nil
 	})
@@ -448,13 +462,16 @@ func (s *Store) Has(ctx context.Context, d hashing.Digest) (bool, error) {
 // stored value is intact, so a whole-file check hashes each blob once.
 func (s *Store) Missing(ctx context.Context, ds []hashing.Digest) ([]hashing.Digest, error) {
 	var out []hashing.Digest
-	err := s.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(Bucket)
+	err := s.st.View(ctx, func(tx store.Tx) error {
 		for _, d := range ds {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if b == nil || b.Get(d.Key()) == nil {
+			have, err := tx.HasBlob(spaceBlobs, d)
+			if err != nil {
+				return err
+			}
+			if !have {
 				out = append(out, d)
 			}
 		}
@@ -470,11 +487,7 @@ func (s *Store) Missing(ctx context.Context, ds []hashing.Digest) ([]hashing.Dig
 // is the storage error when the check could not run.
 func (s *Store) Verify(ctx context.Context) (n int, problems []string, err error) {
 	problems = []string{}
-	err = s.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(Bucket)
-		if b == nil {
-			return nil
-		}
+	err = s.st.View(ctx, func(tx store.Tx) error {
 		// Gather every value (the slices stay valid while the transaction
 		// is open), then decode and hash them on every core: stored blobs
 		// first, derived ones after, ordered by recipe so that those
@@ -485,7 +498,7 @@ func (s *Store) Verify(ctx context.Context) (n int, problems []string, err error
 			msg string
 		}
 		var stored, derived []item
-		err := b.ForEach(func(k, v []byte) error {
+		err := tx.Scan(spaceBlobs.Name, func(k, v []byte) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}

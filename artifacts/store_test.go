@@ -13,6 +13,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/store"
+	"github.com/groundgate/groundgate/store/boltstore"
 )
 
 // mustOpen opens a store in a fresh bbolt file and, at cleanup, verifies
@@ -25,7 +27,7 @@ func mustOpen(t testing.TB) (*Store, *bolt.DB, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(db)
+	s, err := Open(boltstore.Wrap(db))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,9 +35,17 @@ func mustOpen(t testing.TB) (*Store, *bolt.DB, string) {
 	return s, db, path
 }
 
+// corrupt writes data under d as it is, as a bug or a previous release
+// would have (the bucket made if no blob was stored yet).
 func corrupt(t *testing.T, db *bolt.DB, d hashing.Digest, data []byte) {
 	t.Helper()
-	if err := db.Update(func(tx *bolt.Tx) error { return tx.Bucket(Bucket).Put(d.Key(), data) }); err != nil {
+	if err := db.Update(func(tx *bolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists(Bucket)
+		if err != nil {
+			return err
+		}
+		return b.Put(d.Key(), data)
+	}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -160,7 +170,8 @@ func TestReopenAndTx(t *testing.T) {
 	data := make([]byte, 1<<16)
 	rand.Read(data)
 	var d hashing.Digest
-	err := db.Update(func(tx *bolt.Tx) error {
+	st := boltstore.Wrap(db)
+	err := st.Update(ctx, func(tx store.Tx) error {
 		var err error
 		if d, err = s.PutTx(tx, data); err != nil {
 			return err
@@ -177,7 +188,7 @@ func TestReopenAndTx(t *testing.T) {
 	// A rolled-back transaction leaves nothing behind.
 	rolled := []byte("rolled back")
 	boom := errors.New("boom")
-	if err := db.Update(func(tx *bolt.Tx) error {
+	if err := st.Update(ctx, func(tx store.Tx) error {
 		if _, err := s.PutTx(tx, rolled); err != nil {
 			return err
 		}
@@ -194,7 +205,7 @@ func TestReopenAndTx(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db2.Close()
-	s2, err := Open(db2)
+	s2, err := Open(boltstore.Wrap(db2))
 	if err != nil {
 		t.Fatal(err)
 	}

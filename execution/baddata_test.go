@@ -26,8 +26,13 @@ import (
 func (r *rig) counts(t testing.TB) (fps, blobs int) {
 	t.Helper()
 	r.store.DB().View(func(tx *bolt.Tx) error {
-		fps = tx.Bucket(Bucket).Stats().KeyN
-		blobs = tx.Bucket(artifacts.Bucket).Stats().KeyN
+		// The buckets are made by the first write to each.
+		if b := tx.Bucket(Bucket); b != nil {
+			fps = b.Stats().KeyN
+		}
+		if b := tx.Bucket(artifacts.Bucket); b != nil {
+			blobs = b.Stats().KeyN
+		}
 		return nil
 	})
 	return fps, blobs

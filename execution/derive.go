@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"math"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/groundgate/groundgate/artifacts"
 	"github.com/groundgate/groundgate/execution/kernel"
 	"github.com/groundgate/groundgate/hashing"
@@ -48,10 +46,10 @@ type Deriver struct{}
 
 var _ artifacts.Deriver = Deriver{}
 
-// OpenArtifacts opens the artifact store in db with the executor's
+// OpenArtifacts opens the artifact store in st (registry.Store.Engine()) with the executor's
 // deriver: every reader of an executor's blobs opens it this way.
-func OpenArtifacts(db *bolt.DB, opts ...artifacts.Option) (*artifacts.Store, error) {
-	return artifacts.Open(db, append(opts, artifacts.WithDeriver(Deriver{}))...)
+func OpenArtifacts(st artifacts.Backend, opts ...artifacts.Option) (*artifacts.Store, error) {
+	return artifacts.Open(st, append(opts, artifacts.WithDeriver(Deriver{}))...)
 }
 
 // Derive implements artifacts.Deriver.

@@ -6,9 +6,10 @@ import (
 	"math"
 	"testing"
 
+	"github.com/zeebo/blake3"
+
 	"github.com/groundgate/groundgate/execution/kernel"
 	"github.com/groundgate/groundgate/hashing"
-	"github.com/zeebo/blake3"
 )
 
 // refValueDigest is valueDigest as first written: one 8-byte write per

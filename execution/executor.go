@@ -16,15 +16,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/groundgate/groundgate/artifacts"
 	"github.com/groundgate/groundgate/contract"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
-	"github.com/groundgate/groundgate/internal/buckets"
 	"github.com/groundgate/groundgate/policy"
 	"github.com/groundgate/groundgate/registry"
+	"github.com/groundgate/groundgate/store"
 )
 
 // Registry is what the executor needs from the capability registry: the
@@ -48,6 +46,30 @@ var Bucket = []byte("execution.footprints")
 // and never attested. Footprints written before it existed have none and
 // are checked by their layers alone.
 var DigestBucket = []byte("execution.record_digests")
+
+// The two keyspaces in the storage layer: values under the execution hash
+// (a footprint found corrupt is replaced, so it is not an immutable
+// record; what checks it is checkStored, which reads both).
+var (
+	nameFootprints = string(Bucket)
+	nameDigests    = string(DigestBucket)
+)
+
+// Backend is what the executor needs of the storage layer
+// (registry.Store.Engine()).
+type Backend interface {
+	View(ctx context.Context, fn func(store.Tx) error) error
+	Update(ctx context.Context, fn func(store.Tx) error) error
+}
+
+// value is the bytes under key in name, nil when there are none.
+func value(tx store.Values, name string, key []byte) ([]byte, error) {
+	v, err := tx.Value(name, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil
+	}
+	return v, err
+}
 
 // Defaults for Options. docs/execution.md gives the measurements behind
 // the bounds.
@@ -106,7 +128,7 @@ type Options struct {
 type Executor struct {
 	reg   Registry
 	arts  *artifacts.Store
-	db    *bolt.DB
+	st    Backend
 	data  fs.FS
 	opt   Options
 	log   *slog.Logger
@@ -122,12 +144,12 @@ type Executor struct {
 }
 
 // New returns an executor that reads data from the data root, keeps blobs
-// in arts and footprints in db (normally all one bbolt file, the
-// registry's). The data root is an fs.FS: an embedded FS, or the FS of an
+// in arts and footprints in st (normally all one bbolt file, the
+// registry's: registry.Store.Engine()). The data root is an fs.FS: an embedded FS, or the FS of an
 // os.Root, which refuses ".." and links that leave the root; the executor
 // checks paths lexically too.
-func New(reg Registry, arts *artifacts.Store, db *bolt.DB, data fs.FS, opt Options) (*Executor, error) {
-	if reg == nil || arts == nil || db == nil || data == nil {
+func New(reg Registry, arts *artifacts.Store, st Backend, data fs.FS, opt Options) (*Executor, error) {
+	if reg == nil || arts == nil || st == nil || data == nil {
 		return nil, errors.New("execution: New needs a registry, an artifact store, a database and a data root")
 	}
 	if opt.Workers <= 0 {
@@ -150,14 +172,11 @@ func New(reg Registry, arts *artifacts.Store, db *bolt.DB, data fs.FS, opt Optio
 	opt.MaxConcurrent = cmp.Or(max(opt.MaxConcurrent, 0), DefaultMaxConcurrent)
 	opt.MaxQueued = cmp.Or(max(opt.MaxQueued, 0), DefaultMaxQueued)
 	opt.QueueWait = cmp.Or(max(opt.QueueWait, 0), DefaultQueueWait)
-	if err := buckets.Ensure(db, Bucket, DigestBucket); err != nil {
-		return nil, fmt.Errorf("execution: create bucket: %w", err)
-	}
 	contracts := opt.Contracts
 	if contracts == nil {
 		contracts = contract.NewCache(1024)
 	}
-	return &Executor{contracts: contracts, facts: map[hashing.Digest]map[string]policy.Value{}, factsToken: make(chan struct{}, 1), reg: reg, arts: arts, db: db, data: data, opt: opt, log: opt.Logger,
+	return &Executor{contracts: contracts, facts: map[hashing.Digest]map[string]policy.Value{}, factsToken: make(chan struct{}, 1), reg: reg, arts: arts, st: st, data: data, opt: opt, log: opt.Logger,
 		slots: make(chan struct{}, opt.MaxConcurrent)}, nil
 }
 
@@ -296,22 +315,26 @@ func (x *Executor) store(ctx context.Context, out *outcome) (*Footprint, bool, e
 		return fp, false, nil
 	}
 	var kept *Footprint
-	err = x.db.Update(func(tx *bolt.Tx) error {
-		if err := ctx.Err(); err != nil {
+	err = x.st.Update(ctx, func(tx store.Tx) error {
+		old, err := value(tx, nameFootprints, key)
+		if err != nil {
 			return err
 		}
-		bk, dk := tx.Bucket(Bucket), tx.Bucket(DigestBucket)
-		if old := bk.Get(key); old != nil {
-			if fp, err := checkStored(out.fp.Hash, old, dk.Get(key)); err == nil {
+		if old != nil {
+			sum, err := value(tx, nameDigests, key)
+			if err != nil {
+				return err
+			}
+			if fp, err := checkStored(out.fp.Hash, old, sum); err == nil {
 				kept = fp // first writer wins; its blobs are now intact too
 				return nil
 			}
 		}
 		sum := sha256.Sum256(raw)
-		if err := dk.Put(key, sum[:]); err != nil {
+		if err := tx.PutValue(nameDigests, key, sum[:]); err != nil {
 			return err
 		}
-		return bk.Put(key, raw)
+		return tx.PutValue(nameFootprints, key, raw)
 	})
 	if err != nil {
 		return nil, false, fmt.Errorf("execution: store %s: %w", out.fp.Hash, err)
@@ -326,20 +349,16 @@ func (x *Executor) store(ctx context.Context, out *outcome) (*Footprint, bool, e
 // when there is none, ErrCorrupt when its bytes no longer agree with its
 // hash and layers.
 func (x *Executor) Get(ctx context.Context, hash hashing.Digest) (*Footprint, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	var raw, sum []byte
-	err := x.db.View(func(tx *bolt.Tx) error {
-		if b := tx.Bucket(Bucket); b != nil {
-			if v := b.Get(hash.Key()); v != nil {
-				raw = bytes.Clone(v)
-			}
+	err := x.st.View(ctx, func(tx store.Tx) error {
+		v, err := value(tx, nameFootprints, hash.Key())
+		if err != nil {
+			return err
 		}
-		if b := tx.Bucket(DigestBucket); b != nil {
-			sum = bytes.Clone(b.Get(hash.Key()))
-		}
-		return nil
+		raw = bytes.Clone(v)
+		v, err = value(tx, nameDigests, hash.Key())
+		sum = bytes.Clone(v)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("execution: read %s: %w", hash, err)
@@ -405,17 +424,13 @@ func (x *Executor) Verify(ctx context.Context) (n int, problems []string, err er
 		raw, sum []byte
 	}
 	var recs []rec
-	err = x.db.View(func(tx *bolt.Tx) error {
-		b, dk := tx.Bucket(Bucket), tx.Bucket(DigestBucket)
-		if b == nil {
-			return nil
-		}
-		return b.ForEach(func(k, v []byte) error {
-			r := rec{key: string(k), raw: bytes.Clone(v)}
-			if dk != nil {
-				r.sum = bytes.Clone(dk.Get(k))
+	err = x.st.View(ctx, func(tx store.Tx) error {
+		return tx.Scan(nameFootprints, func(k, v []byte) error {
+			sum, err := value(tx, nameDigests, k)
+			if err != nil {
+				return err
 			}
-			recs = append(recs, r)
+			recs = append(recs, rec{key: string(k), raw: bytes.Clone(v), sum: bytes.Clone(sum)})
 			return nil
 		})
 	})

@@ -908,7 +908,11 @@ func (r *rig) blobKeys(t testing.TB) map[hashing.Digest]bool {
 	t.Helper()
 	out := map[hashing.Digest]bool{}
 	err := r.store.DB().View(func(tx *bolt.Tx) error {
-		return tx.Bucket(artifacts.Bucket).ForEach(func(k, _ []byte) error {
+		b := tx.Bucket(artifacts.Bucket)
+		if b == nil {
+			return nil // made by the first blob stored
+		}
+		return b.ForEach(func(k, _ []byte) error {
 			d, err := hashing.Parse(string(k))
 			if err != nil {
 				return err

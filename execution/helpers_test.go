@@ -87,13 +87,13 @@ func (r *rig) open(t testing.TB) {
 	if r.gate, err = ground.New(s, r.disc, s.Engine()); err != nil {
 		t.Fatal(err)
 	}
-	if r.arts, err = OpenArtifacts(s.DB()); err != nil {
+	if r.arts, err = OpenArtifacts(s.Engine()); err != nil {
 		t.Fatal(err)
 	}
 	if r.root, err = os.OpenRoot(r.dataDir); err != nil {
 		t.Fatal(err)
 	}
-	if r.x, err = New(s, r.arts, s.DB(), r.root.FS(), r.opt); err != nil {
+	if r.x, err = New(s, r.arts, s.Engine(), r.root.FS(), r.opt); err != nil {
 		t.Fatal(err)
 	}
 }

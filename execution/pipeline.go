@@ -8,11 +8,12 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/zeebo/blake3"
+
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/pipeline"
 	"github.com/groundgate/groundgate/registry"
-	"github.com/zeebo/blake3"
 )
 
 // StepInfo is one step of a pipeline as the footprint lists it: the

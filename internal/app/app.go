@@ -351,11 +351,11 @@ func (d *DataRoot) Close() error {
 
 // NewExecutor builds the executor over the store's file and the data root.
 func NewExecutor(s *registry.Store, data *DataRoot, opt execution.Options) (*execution.Executor, error) {
-	arts, err := execution.OpenArtifacts(s.DB())
+	arts, err := execution.OpenArtifacts(s.Engine())
 	if err != nil {
 		return nil, err
 	}
-	return execution.New(s, arts, s.DB(), data.FS, opt)
+	return execution.New(s, arts, s.Engine(), data.FS, opt)
 }
 
 // releasing hands the memory of a large execution back to the operating

@@ -55,7 +55,7 @@ func OpenFuzzRuntime(ctx context.Context, src *registry.Store, dataDir string) (
 		return nil, nil, err
 	}
 	e.Store.DB().NoSync = true
-	arts, err := execution.OpenArtifacts(e.Store.DB())
+	arts, err := execution.OpenArtifacts(e.Store.Engine())
 	if err != nil {
 		return nil, nil, err
 	}

@@ -111,7 +111,7 @@ func VerifyFile(ctx context.Context, path string) (Report, error) {
 	if err := collect("sessions", problems, err, session.ErrCorrupt); err != nil {
 		return rep, err
 	}
-	arts, err := execution.OpenArtifacts(db)
+	arts, err := execution.OpenArtifacts(st)
 	if err != nil {
 		return rep, err
 	}
@@ -119,7 +119,7 @@ func VerifyFile(ctx context.Context, path string) (Report, error) {
 	if err := collect("blobs", problems, err, artifacts.ErrCorrupt); err != nil {
 		return rep, err
 	}
-	x, err := execution.New(noVersions{}, arts, db, sampledata.FS(), execution.Options{})
+	x, err := execution.New(noVersions{}, arts, st, sampledata.FS(), execution.Options{})
 	if err != nil {
 		return rep, err
 	}

@@ -425,8 +425,8 @@ func measurePhases(ctx context.Context, db string, n int) ([]Timing, error) {
 		g, err := ground.New(s, d, s.Engine())
 		if err == nil {
 			var arts *artifacts.Store
-			if arts, err = execution.OpenArtifacts(s.DB()); err == nil {
-				_, err = execution.New(s, arts, s.DB(), sampledata.FS(), execution.Options{})
+			if arts, err = execution.OpenArtifacts(s.Engine()); err == nil {
+				_, err = execution.New(s, arts, s.Engine(), sampledata.FS(), execution.Options{})
 			}
 		}
 		t[3] = time.Now()
