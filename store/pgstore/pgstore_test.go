@@ -36,11 +36,16 @@ func newPlace(t testing.TB) place {
 	t.Helper()
 	dsn := pgtest.DB(t)
 	srv, bucket := s3test.Bucket(t)
-	return place{dsn: dsn, bucket: bucket, s3: s3store.Config{
-		Endpoint: srv.Endpoint, Region: s3test.Region,
-		AccessKey: s3test.AccessKey, SecretKey: s3test.SecretKey,
-		Bucket: bucket, Prefix: "groundgate",
-	}}
+	// As an operator would give it (--blobs), credentials in the
+	// environment.
+	cfg, err := s3store.ParseURL("s3://"+bucket+"/groundgate?endpoint=http://"+srv.Endpoint+"&region="+s3test.Region,
+		func(k string) string {
+			return map[string]string{s3store.AccessKeyEnv: s3test.AccessKey, s3store.SecretKeyEnv: s3test.SecretKey}[k]
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return place{dsn: dsn, bucket: bucket, s3: cfg}
 }
 
 func (p place) blobs(t testing.TB) *s3store.Blobs {
