@@ -3,8 +3,13 @@ package s3store
 import (
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 )
+
+// bucketName is S3's rule for bucket names (3 to 63 lower-case letters,
+// digits, dots and hyphens, a letter or digit at each end).
+var bucketName = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
 
 // The environment variables ParseURL reads the credentials from: the AWS
 // names every S3 tool knows. Credentials never go in the URL, which ends
@@ -29,6 +34,9 @@ func ParseURL(raw string, env func(string) string) (Config, error) {
 	}
 	if u.Scheme != "s3" || u.Host == "" || u.Opaque != "" {
 		return Config{}, fmt.Errorf("%w: %q is not s3://BUCKET[/PREFIX]", ErrConfig, raw)
+	}
+	if !bucketName.MatchString(u.Host) {
+		return Config{}, fmt.Errorf("%w: %q is not a bucket name", ErrConfig, u.Host)
 	}
 	if u.User != nil {
 		return Config{}, fmt.Errorf("%w: credentials in the URL; set %s and %s instead", ErrConfig, AccessKeyEnv, SecretKeyEnv)

@@ -42,3 +42,24 @@ func TestParseURL(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseURL: never a panic; what is accepted names a valid bucket and
+// an endpoint, and no credentials come from the URL.
+func FuzzParseURL(f *testing.F) {
+	for _, s := range []string{"s3://blobs", "s3://b/p?endpoint=http://127.0.0.1:8333&region=r", "s3://a:b@c", "s3:x", "s3://b?endpoint=https://h/"} {
+		f.Add(s)
+	}
+	env := func(string) string { return "" }
+	f.Fuzz(func(t *testing.T, raw string) {
+		cfg, err := ParseURL(raw, env)
+		if err != nil {
+			if !errors.Is(err, ErrConfig) {
+				t.Fatalf("ParseURL(%q): %v is not ErrConfig", raw, err)
+			}
+			return
+		}
+		if !bucketName.MatchString(cfg.Bucket) || cfg.Endpoint == "" || cfg.AccessKey != "" || cfg.SecretKey != "" {
+			t.Fatalf("ParseURL(%q) accepted %+v", raw, cfg)
+		}
+	})
+}
