@@ -4,15 +4,18 @@
 # (bash scripts/test.sh -count=1 -v).
 #
 # The tests call outside tools: the SMT solvers z3 and cvc5 (the policy
-# tests run every corpus through both), Python with pandas and numpy (the
-# strategy engine's reference) and with cryptography (the independent DSSE
-# verifier), and curl, jq and openssl (the documentation's commands, run by
-# docs/docs_test.go), and node with npm (the real MCP servers the gateway
-# tests run: tools/package.json pins them, tools/package-lock.json locks
-# them). Each missing one is installed from its Debian package with
-# apt-get (as root, or through sudo: scripts/lib/apt.sh); then, when
-# tools/node_modules is missing or older than the lockfile, `npm ci --prefix
-# tools` installs the locked packages (node_modules is not committed).
+# tests run every corpus through both), PostgreSQL and SeaweedFS (the
+# store's PostgreSQL + S3 engine: internal/pgtest, internal/s3test),
+# Python with pandas and numpy (the strategy engine's reference) and with
+# cryptography (the independent DSSE verifier), and curl, jq and openssl
+# (the documentation's commands, run by docs/docs_test.go), and node with
+# npm (the real MCP servers the gateway tests run: tools/package.json pins
+# them, tools/package-lock.json locks them). Each missing one is installed
+# from its Debian package with apt-get (as root, or through sudo:
+# scripts/lib/apt.sh); SeaweedFS's weed is built from its Go module once
+# per machine (scripts/lib/weed.sh); then, when tools/node_modules is
+# missing or older than the lockfile, `npm ci --prefix tools` installs the
+# locked packages (node_modules is not committed).
 #
 # Then GROUNDGATE_REQUIRE_TOOLS=1: a test whose tool is still missing fails
 # instead of skipping. GROUNDGATE_PYTHON (default /usr/bin/python3, the
@@ -35,6 +38,12 @@ missing() {
   for tool in z3 cvc5 curl jq openssl git; do
     command -v "$tool" >/dev/null 2>&1 || pkgs+=("$tool")
   done
+  # PostgreSQL (internal/pgtest starts a private cluster per test binary):
+  # Debian puts initdb and postgres in /usr/lib/postgresql/VERSION/bin,
+  # not on the PATH.
+  if ! command -v initdb >/dev/null 2>&1 && ! compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null; then
+    pkgs+=(postgresql)
+  fi
   command -v node >/dev/null 2>&1 || pkgs+=(nodejs)
   command -v npm >/dev/null 2>&1 || pkgs+=(npm)
   echo "${pkgs[*]:-}"
@@ -54,6 +63,16 @@ if [ -n "$need" ]; then
     echo "scripts/test.sh: still missing after apt-get install: $still (GROUNDGATE_PYTHON=$GROUNDGATE_PYTHON)" >&2
     exit 1
   fi
+fi
+
+# SeaweedFS's weed, the S3 server of the blob store's tests
+# (internal/s3test): built once per machine from its Go module at the
+# pinned version, into a cache folder (scripts/lib/weed.sh), unless
+# GROUNDGATE_WEED names one.
+if [ -z "${GROUNDGATE_WEED:-}" ]; then
+  # shellcheck source=scripts/lib/weed.sh
+  . scripts/lib/weed.sh
+  weed_build
 fi
 
 # The npm packages the tests run (server-everything, server-filesystem):

@@ -1,0 +1,190 @@
+package pgstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/internal/pgtest"
+	"github.com/groundgate/groundgate/internal/s3test"
+	"github.com/groundgate/groundgate/internal/testio"
+	"github.com/groundgate/groundgate/store"
+	"github.com/groundgate/groundgate/store/pgstore"
+	"github.com/groundgate/groundgate/store/s3store"
+	"github.com/groundgate/groundgate/store/storetest"
+)
+
+// One PostgreSQL cluster and one SeaweedFS per test binary; a database
+// and a bucket per test.
+func TestMain(m *testing.M) { testio.RunStopping(m, pgtest.Shared, s3test.Shared) }
+
+// place is one test's database and bucket: what Open opens again after a
+// Close, as a restarted server would.
+type place struct {
+	dsn    string
+	s3     s3store.Config
+	bucket string
+}
+
+func newPlace(t testing.TB) place {
+	t.Helper()
+	dsn := pgtest.DB(t)
+	srv, bucket := s3test.Bucket(t)
+	// As an operator would give it (--blobs), credentials in the
+	// environment.
+	cfg, err := s3store.ParseURL("s3://"+bucket+"/groundgate?endpoint=http://"+srv.Endpoint+"&region="+s3test.Region,
+		func(k string) string {
+			return map[string]string{s3store.AccessKeyEnv: s3test.AccessKey, s3store.SecretKeyEnv: s3test.SecretKey}[k]
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return place{dsn: dsn, bucket: bucket, s3: cfg}
+}
+
+func (p place) blobs(t testing.TB) *s3store.Blobs {
+	t.Helper()
+	b, err := s3store.Open(context.Background(), p.s3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func (p place) open(t testing.TB) *pgstore.Store {
+	t.Helper()
+	s, err := pgstore.Open(context.Background(), pgstore.Config{DSN: p.dsn, Blobs: p.blobs(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// exec runs one SQL statement on the place's database, behind the
+// engine's back.
+func (p place) exec(t *testing.T, sql string, args ...any) pgconn.CommandTag {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, p.dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	tag, err := conn.Exec(ctx, sql, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tag
+}
+
+// corrupt flips the last byte of the value under key in keyspace name:
+// in store_kv if the row is there, else in the blob's object.
+func (p place) corrupt(t *testing.T, name string, key []byte) {
+	t.Helper()
+	tag := p.exec(t, `UPDATE store_kv SET value = set_byte(value, length(value) - 1, get_byte(value, length(value) - 1) # 32)
+		WHERE space = $1 AND key = $2`, name, key)
+	if tag.RowsAffected() == 1 {
+		return
+	}
+	if err := p.blobs(t).Corrupt(context.Background(), name, key); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestStore runs the store suite on PostgreSQL and SeaweedFS's S3.
+func TestStore(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) storetest.Harness {
+		p := newPlace(t)
+		return storetest.Harness{
+			Open: func(t *testing.T) store.Store { return p.open(t) },
+			Close: func(t *testing.T, s store.Store) {
+				if err := s.(*pgstore.Store).Close(); err != nil {
+					t.Error(err)
+				}
+			},
+			Corrupt: p.corrupt,
+		}
+	})
+}
+
+// TestClosed: a closed store answers ErrClosed.
+func TestClosed(t *testing.T) {
+	s := newPlace(t).open(t)
+	s.Close()
+	if err := s.View(context.Background(), func(store.Tx) error { return nil }); !errors.Is(err, store.ErrClosed) {
+		t.Errorf("View after Close: %v", err)
+	}
+}
+
+// TestMigrateIdempotent: opening the same database again (a restart, a
+// second replica) keeps the schema and the data; a schema newer than the
+// build is refused.
+func TestMigrateIdempotent(t *testing.T) {
+	ctx := context.Background()
+	p := newPlace(t)
+	a := p.open(t)
+	defer a.Close()
+	if err := a.Update(ctx, func(tx store.Tx) error { return tx.PutValue("v", []byte("k"), []byte("kept")) }); err != nil {
+		t.Fatal(err)
+	}
+	b := p.open(t)
+	defer b.Close()
+	if err := b.View(ctx, func(tx store.Tx) error {
+		raw, err := tx.Value("v", []byte("k"))
+		if string(raw) != "kept" {
+			t.Errorf("after a second Open: %q, %v", raw, err)
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	p.exec(t, `UPDATE store_schema SET version = version + 1`)
+	if _, err := pgstore.Open(ctx, pgstore.Config{DSN: p.dsn, Blobs: p.blobs(t)}); !errors.Is(err, pgstore.ErrSchema) {
+		t.Errorf("Open of a newer schema: %v, want ErrSchema", err)
+	}
+}
+
+// TestVerifyBlobs: store.Verify over a blob space scans the object store
+// (the space has no rows in store_kv) and reports the one corrupt blob.
+func TestVerifyBlobs(t *testing.T) {
+	ctx := context.Background()
+	p := newPlace(t)
+	s := p.open(t)
+	defer s.Close()
+	sp := store.Space{Name: "verify.blobs"}
+	var keys []hashing.Digest
+	if err := s.Update(ctx, func(tx store.Tx) error {
+		for _, v := range []string{"one", "two", "three"} {
+			k := hashing.SumBLAKE3([]byte(v))
+			keys = append(keys, k)
+			if err := tx.PutBlob(sp, k, []byte(v)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	p.corrupt(t, sp.Name, keys[1].Key())
+	var n int
+	var problems []string
+	err := s.View(ctx, func(tx store.Tx) error {
+		var err error
+		n, problems, err = store.Verify(ctx, tx, sp, nil)
+		return err
+	})
+	if n != 3 || len(problems) != 1 || !strings.HasPrefix(problems[0], keys[1].String()) || !errors.Is(err, store.ErrCorrupt) {
+		t.Errorf("Verify = %d, %q, %v; want 3 blobs, the second corrupt", n, problems, err)
+	}
+	if err := s.View(ctx, func(tx store.Tx) error {
+		return tx.Scan("verify.never", func(k, _ []byte) error { return fmt.Errorf("a key %q in an unused space", k) })
+	}); err != nil {
+		t.Error(err)
+	}
+}
