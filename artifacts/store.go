@@ -330,6 +330,7 @@ func (s *Store) PutBlobs(ctx context.Context, blobs []Blob) (int, error) {
 	}
 	n := 0
 	err := s.st.Update(ctx, func(tx store.Tx) error {
+		n = 0 // an engine may run fn again (store.Updater)
 		for _, b := range todo {
 			wrote, err := s.put(tx, b)
 			if err != nil {

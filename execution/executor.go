@@ -317,6 +317,7 @@ func (x *Executor) store(ctx context.Context, out *outcome) (*Footprint, bool, e
 	}
 	var kept *Footprint
 	err = x.st.Update(ctx, func(tx store.Tx) error {
+		kept = nil // an engine may run fn again (store.Updater)
 		old, err := value(tx, nameFootprints, key)
 		if err != nil {
 			return err

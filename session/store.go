@@ -130,6 +130,7 @@ func (s *Store) Create(ctx context.Context, first NewTurn, agentDiscovery bool) 
 		TokenSHA256: hashing.SumSHA256([]byte(token)), State: (&State{}).Digest()}
 	var out *Session
 	err := s.st.Update(ctx, func(tx store.Tx) error {
+		h := h // an engine may run fn again (store.Updater): each run starts from the header as made
 		if _, err := tx.Value(nameRecords, h.ID.Key()); err == nil {
 			return fmt.Errorf("session: id %s is taken: the random source repeats", h.ID)
 		}

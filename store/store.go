@@ -251,7 +251,12 @@ type Viewer interface {
 type Updater interface {
 	// Update runs fn in a writing transaction and commits it: when Update
 	// returns nil, every write fn made is durable; when fn returns an
-	// error, none is made and Update returns it.
+	// error, none is made and Update returns it. An engine may run fn
+	// again on a fresh transaction when it aborted the first for a
+	// conflict with another writer (PostgreSQL's serialisation failures):
+	// fn must read and write through tx only and start from the same
+	// values on every run (reset what it accumulates; copy what it
+	// mutates). When the engine gives up, the error is of kind busy.
 	Update(ctx context.Context, fn func(Tx) error) error
 	// Batch is Update for many concurrent writers: calls made while a
 	// commit is in progress share the next one (one fsync). fn may run
