@@ -33,6 +33,20 @@ func walkPages(t *testing.T, a *api, doc *openAPIDoc, path, key string, between 
 	return items, pages
 }
 
+// wantMalformed asks path with each query and wants a 400 problem as
+// openapi.json describes it.
+func wantMalformed(t *testing.T, a *api, doc *openAPIDoc, path string, queries ...string) {
+	t.Helper()
+	for _, q := range queries {
+		r := a.do("GET", path+"?"+q, nil)
+		if r.status != 400 {
+			t.Errorf("GET %s?%s: %d, want 400", path, q, r.status)
+			continue
+		}
+		doc.check(t, "GET", path, r)
+	}
+}
+
 // GET /v1/registry pages its entries in name order with limit and the
 // after cursor; the pages stay on the first page's version while another
 // is written, and without limit or after the answer is the whole version,
@@ -69,14 +83,7 @@ func TestRegistryPagination(t *testing.T) {
 	if r := a.json("GET", "/v1/registry?after="+last, "", 200); len(r["capabilities"].([]any)) != 0 || r["next"] != nil {
 		t.Errorf("?after=%s: %v", last, r)
 	}
-	for _, q := range []string{"limit=0", "limit=1001", "limit=x", "version=x", "version=0&limit=1"} {
-		r := a.do("GET", "/v1/registry?"+q, nil)
-		if r.status != 400 {
-			t.Errorf("?%s: %d, want 400", q, r.status)
-			continue
-		}
-		doc.check(t, "GET", "/v1/registry", r)
-	}
+	wantMalformed(t, a, doc, "/v1/registry", "limit=0", "limit=1001", "limit=x", "version=x", "version=0&limit=1")
 	if r := a.do("GET", "/v1/registry?version=999&limit=1", nil); r.status != 404 {
 		t.Errorf("?version=999: %d, want 404", r.status)
 	}
@@ -108,9 +115,5 @@ func TestUpstreamsPagination(t *testing.T) {
 	if whole := a.json("GET", "/v1/upstreams", "", 200); len(whole["upstreams"].([]any)) != 5 || whole["next"] != nil {
 		t.Errorf("GET /v1/upstreams: %d upstreams, next %v; want all five and no next", len(whole["upstreams"].([]any)), whole["next"])
 	}
-	if r := a.do("GET", "/v1/upstreams?limit=0", nil); r.status != 400 {
-		t.Errorf("?limit=0: %d, want 400", r.status)
-	} else {
-		doc.check(t, "GET", "/v1/upstreams", r)
-	}
+	wantMalformed(t, a, doc, "/v1/upstreams", "limit=0", "limit=x")
 }
