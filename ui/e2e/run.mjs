@@ -153,6 +153,7 @@ check(/Tier: alias/.test(discText) && /MOM_WZS/.test(discText) && /0\.90/.test(d
 check(/wti/.test(await text('.unresolved')), 'discovery: unresolved words shown');
 const evidence = await page.locator('#discovery-out a.digest-link').first().getAttribute('data-digest');
 check(/^sha256:[0-9a-f]{64}$/.test(evidence ?? ''), `discovery: evidence id ${evidence}`);
+await page.evaluate(() => document.activeElement?.blur());
 await shot('discover');
 await axe('discover');
 
