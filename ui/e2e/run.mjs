@@ -387,6 +387,20 @@ check(fuzzFindings.length > 0 && shownFindings === fuzzFindings.length && new Re
   `fuzz: the run's ${fuzzFindings.length} findings shown (${shownFindings} rows)`);
 await shot('fuzz-run', false);
 await axe('fuzz run');
+// A run started from the page (the token is set): the run's page follows
+// it while it runs, then shows its report.
+await page.click('#nav >> text=Fuzz');
+await ready('/fuzz');
+await page.fill('#fuzz-seconds', '1');
+await page.fill('#fuzz-seed', '3');
+await page.focus('#fuzz-start');
+await page.keyboard.press('Enter');
+await page.waitForURL((u) => /\/ui\/fuzz\/\d+$/.test(u.pathname) && u.pathname !== `/ui/fuzz/${fuzzRun.id}`);
+const ownRun = new URL(page.url()).pathname.split('/').pop();
+await page.waitForFunction((p) => document.body.dataset.ready === p, `/fuzz/${ownRun}`, { timeout: 60000 });
+const ownRunText = await text('main');
+check(/done/.test(await text('#fuzz-state')) && /finding/.test(await text('#fuzz-summary')) && /Seed, seconds\s+3, at most 1 s/.test(ownRunText),
+  `fuzz: a run started from the page (seed 3, 1 s) followed to its report (run #${ownRun})`);
 
 // No token in any URL the page asked for or showed.
 check(urls.length > 0 && !urls.some((u) => u.includes(TOKEN)), `the token is in none of the ${urls.length} URLs requested or shown`);
