@@ -58,13 +58,28 @@ func (s *Server) requireAdminFor(next echo.HandlerFunc) echo.HandlerFunc {
 
 type upstreamsBody struct {
 	Upstreams []gateway.View `json:"upstreams"`
+	Next      string         `json:"next,omitempty"`
 }
 
 func (s *Server) getUpstreams(c echo.Context) error {
-	if s.ups == nil {
-		return c.JSON(http.StatusOK, upstreamsBody{Upstreams: []gateway.View{}})
+	limit, err := pageLimit(c)
+	if err != nil {
+		return err
 	}
-	return c.JSON(http.StatusOK, upstreamsBody{Upstreams: s.ups.Views()})
+	views := []gateway.View{}
+	if s.ups != nil {
+		views = s.ups.Views() // in name order
+	}
+	after, paged := pageAfter(c)
+	if !paged {
+		return c.JSON(http.StatusOK, upstreamsBody{Upstreams: views})
+	}
+	page, more := pageByName(views, func(v gateway.View) string { return v.Name }, after, limit)
+	body := upstreamsBody{Upstreams: page}
+	if more {
+		body.Next = nextAfter("/v1/upstreams", "", limit, page[len(page)-1].Name)
+	}
+	return c.JSON(http.StatusOK, body)
 }
 
 func (s *Server) getUpstream(c echo.Context) error {

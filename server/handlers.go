@@ -102,8 +102,43 @@ func parseDigest(name, s string) (hashing.Digest, error) {
 	return d, nil
 }
 
+// registryPage is a page of GET /v1/registry: the version's number and
+// hash, and some of its entries.
+type registryPage struct {
+	registry.Export
+	Next string `json:"next,omitempty"`
+}
+
 func (s *Server) getRegistry(c echo.Context) error {
-	return c.JSON(http.StatusOK, s.reg.Current().Export())
+	limit, err := pageLimit(c)
+	if err != nil {
+		return err
+	}
+	after, paged := pageAfter(c)
+	snap := s.reg.Current()
+	if v := c.QueryParam("version"); v != "" {
+		// The following pages stay on the first page's version, so that
+		// the pages together are that version's entries even while
+		// another is written.
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil || n == 0 {
+			return newError(ptMalformed, "version %q: want a version number from a page's next", v)
+		}
+		if snap, err = s.reg.Version(c.Request().Context(), n); err != nil {
+			return err
+		}
+	}
+	exp := snap.Export()
+	if !paged {
+		return c.JSON(http.StatusOK, exp)
+	}
+	page, more := pageByName(exp.Capabilities, func(c registry.Capability) string { return c.Name }, after, limit)
+	body := registryPage{Export: exp}
+	body.Capabilities = page
+	if more {
+		body.Next = nextAfter("/v1/registry", "version="+strconv.FormatUint(exp.Version, 10)+"&", limit, page[len(page)-1].Name)
+	}
+	return c.JSON(http.StatusOK, body)
 }
 
 func (s *Server) getHistory(c echo.Context) error {

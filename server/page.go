@@ -1,6 +1,8 @@
 package server
 
 import (
+	"net/url"
+	"sort"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
@@ -41,4 +43,31 @@ func pageBefore(c echo.Context) (before uint64, ok bool, err error) {
 		return 0, false, newError(ptMalformed, "before %q: want a version number from a page's last item", v)
 	}
 	return n, true, nil
+}
+
+// Lists in name order (GET /v1/registry's entries, GET /v1/upstreams) are
+// paged with ?limit and the cursor ?after=NAME, the last name of the
+// previous page. Without either the whole list is answered, as before
+// pagination: those lists are bounded by what an admin wrote, and a
+// registry's entries are what its hash covers, so a client checking the
+// hash needs them all at once.
+
+// pageAfter reads ?after; paged is true when ?limit or ?after is given.
+func pageAfter(c echo.Context) (after string, paged bool) {
+	after = c.QueryParam("after")
+	return after, after != "" || c.QueryParam("limit") != ""
+}
+
+// pageByName returns the items of sorted (in byte order of name) after
+// the cursor, at most limit of them, and whether more follow.
+func pageByName[T any](sorted []T, name func(T) string, after string, limit int) (page []T, more bool) {
+	i := sort.Search(len(sorted), func(i int) bool { return name(sorted[i]) > after })
+	end := min(i+limit, len(sorted))
+	return sorted[i:end], end < len(sorted)
+}
+
+// nextAfter is the path of the page after last: path's other query
+// parameters (extra, already encoded) then limit and after.
+func nextAfter(path, extra string, limit int, last string) string {
+	return path + "?" + extra + "limit=" + strconv.Itoa(limit) + "&after=" + url.QueryEscape(last)
 }

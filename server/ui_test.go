@@ -95,34 +95,11 @@ func TestHistoryPagination(t *testing.T) {
 	if len(want) != 6 || all["next"] != nil {
 		t.Fatalf("history: %d versions, next %v; want 6 and no next", len(want), all["next"])
 	}
-	var got []any
-	path := "/v1/registry/history?limit=4"
-	pages := 0
-	for path != "" {
-		r := a.do("GET", path, nil)
-		doc.check(t, "GET", path, r)
-		var page struct {
-			Versions []any  `json:"versions"`
-			Next     string `json:"next"`
-		}
-		if r.status != 200 || json.Unmarshal(r.body, &page) != nil {
-			t.Fatalf("GET %s: %d %s", path, r.status, r.body)
-		}
-		got = append(got, page.Versions...)
-		path = page.Next
-		pages++
-	}
+	got, pages := walkPages(t, a, doc, "/v1/registry/history?limit=4", "versions", nil)
 	if pages != 2 || fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("%d pages gave %d versions, want 2 pages giving the 6 of one request", pages, len(got))
 	}
-	for _, q := range []string{"limit=0", "limit=1001", "limit=x", "before=-1", "before=x"} {
-		r := a.do("GET", "/v1/registry/history?"+q, nil)
-		if r.status != 400 {
-			t.Errorf("?%s: %d, want 400", q, r.status)
-			continue
-		}
-		doc.check(t, "GET", "/v1/registry/history", r)
-	}
+	wantMalformed(t, a, doc, "/v1/registry/history", "limit=0", "limit=1001", "limit=x", "before=-1", "before=x")
 }
 
 // A morphism's P&L, as the equity curve needs it: one value per date,

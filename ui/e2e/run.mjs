@@ -80,6 +80,14 @@ await call('airline.cancel_reservation', { reservation_id: 'YAX4DR' }, 422);
 await call('airline.get_reservation_details', { reservation_id: 'JW6LEQ' }, 200);
 await call('airline.cancel_reservation', { reservation_id: 'JW6LEQ' }, 200);
 
+// A short registry fuzz run (docs/fuzzing.md), to its end; the fuzz page
+// shows its findings.
+const fuzzRun = await rest('POST', '/v1/fuzz/runs', { seconds: 3, seed: 7 }, true, 202);
+let fuzzDone = fuzzRun;
+for (let i = 0; i < 300 && fuzzDone.state === 'running'; i++) { await sleep(200); fuzzDone = await rest('GET', `/v1/fuzz/runs/${fuzzRun.id}`); }
+if (fuzzDone.state !== 'done') throw new Error(`fuzz run ${fuzzRun.id}: ${fuzzDone.state} ${fuzzDone.detail ?? ''}`);
+const fuzzFindings = fuzzDone.result.findings;
+
 // --- the UI, in the browser ---
 // A fresh profile (playwright passes it as --user-data-dir).
 const context = await chromium.launchPersistentContext(join(TMP, 'chromium-profile'), {
@@ -96,7 +104,11 @@ page.on('request', (r) => urls.push(r.url()));
 page.on('framenavigated', (f) => urls.push(f.url()));
 // Chromium logs every 4xx answer as an error: the refused grounding's 422
 // is expected, nothing else is.
-page.on('console', (m) => { if (m.type() === 'error' && !/status of 422/.test(m.text())) problems.push(`console: ${m.text()}`); });
+// A wrong token is refused with a 401 once, on purpose (allow401).
+let allow401 = false;
+page.on('console', (m) => {
+  if (m.type() === 'error' && !/status of 422/.test(m.text()) && !(allow401 && /status of 401/.test(m.text()))) problems.push(`console: ${m.text()}`);
+});
 page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
 await context.addInitScript(() => {
   document.addEventListener('securitypolicyviolation', (e) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`));
@@ -141,6 +153,7 @@ check(/Tier: alias/.test(discText) && /MOM_WZS/.test(discText) && /0\.90/.test(d
 check(/wti/.test(await text('.unresolved')), 'discovery: unresolved words shown');
 const evidence = await page.locator('#discovery-out a.digest-link').first().getAttribute('data-digest');
 check(/^sha256:[0-9a-f]{64}$/.test(evidence ?? ''), `discovery: evidence id ${evidence}`);
+await page.evaluate(() => document.activeElement?.blur());
 await shot('discover');
 await axe('discover');
 
@@ -202,7 +215,7 @@ check(heatDrawn, 'heat map drawn');
 
 // Click a heat map cell: its curve joins the selected one.
 const box = await page.locator('canvas.heat').boundingBox();
-await page.mouse.click(box.x + 70 + 28 * 2 + 10, box.y + 8 + 28 * 3 + 10); // CELL 28, PADL 70, PADT 8
+await page.mouse.click(box.x + 4 + 70 + 28 * 2 + 10, box.y + 4 + 8 + 28 * 3 + 10); // the wrap's padding 4, PADL 70, PADT 8, CELL 28
 await page.waitForSelector('#equity[data-series="2"]');
 check((await page.locator('#equity-legend li').count()) === 2, 'equity: a clicked morphism is drawn beside the selected');
 // The keyboard does the same: focus the map, arrows, Enter.
@@ -213,6 +226,8 @@ await page.keyboard.press('ArrowUp');
 await page.keyboard.press('Enter');
 await page.waitForSelector('#equity[data-series="3"]');
 check(/morphism #/.test(await text('#heat-cell')), 'keyboard: the heat map is navigable and picks a morphism');
+// The screenshots without the keyboard's focus ring around the map.
+await page.evaluate(() => document.activeElement?.blur());
 await shot('execution');
 await page.locator('section[aria-labelledby="sec-heat-map"]').screenshot({ path: join(OUT, 'heat-map.png') });
 await page.locator('section[aria-labelledby="sec-equity-curves"]').screenshot({ path: join(OUT, 'equity.png') });
@@ -243,17 +258,35 @@ check(/\/metric/.test(await text('main')), 'diff: the request field that changed
 await shot('diff');
 await axe('diff');
 
-// Sessions need the admin token: entered in the page (memory only), then
-// the timeline by in-app navigation.
+// A session needs the admin token: its page opens the token form, focused
+// on the token. Escape dismisses it (the page says what is missing and
+// offers the form again); a wrong token is refused by the server and the
+// form asks again; the right one shows the timeline. Keyboard only.
 await page.click('#nav >> text=Sessions');
 await ready('/sessions');
-await page.click('#token-button');
-await page.keyboard.type(TOKEN);
-await page.keyboard.press('Enter');
-await page.waitForSelector('#admin-state');
 await page.fill('#session-id', sess.id);
 await page.press('#session-id', 'Enter');
+await page.waitForSelector('#token-dialog[open]');
+check((await page.evaluate(() => document.activeElement?.id)) === 'token' && /Reading a session/.test(await text('#token-why')),
+  'token form: a session without the token opens it, focused, saying what asked');
+await shot('token-form', false);
+await axe('token form');
+await page.keyboard.press('Escape');
 await ready(`/sessions/${sess.id}`);
+check(!(await page.locator('#token-dialog[open]').count()) && /needs the admin token/.test(await text('main')), 'token form: Escape dismisses it; the page says the token is needed');
+await page.focus('main .notice button');
+await page.keyboard.press('Enter');
+await page.waitForSelector('#token-dialog[open]');
+allow401 = true;
+await page.keyboard.type('not-the-token');
+await page.keyboard.press('Enter');
+await page.waitForFunction(() => document.querySelector('#token-dialog')?.open && document.activeElement?.id === 'token' && !document.querySelector('#admin-state'));
+check(true, 'token form: a wrong token is refused and the form asks again');
+await page.keyboard.type(TOKEN);
+await page.keyboard.press('Enter');
+await ready(`/sessions/${sess.id}`);
+allow401 = false;
+await page.waitForSelector('#admin-state');
 const tl = await text('#timeline');
 check((await page.locator('#timeline li.refused').count()) === 1 && /Turn 0 \(host\)/.test(tl) && (await page.locator('#timeline li.call').count()) === 4, 'session: a timeline of the turn and four calls, one refused');
 check(/^sha256:[0-9a-f]{64}$/.test(await text('#state-digest')), 'session: the state digest');
@@ -271,6 +304,18 @@ check(!stored.includes(TOKEN), 'the token is in no storage or cookie');
 // HTML in a capability's and in an upstream tool's description is text.
 await page.click('#nav >> text=Registry');
 await ready('/registry');
+{
+  const whole = (await rest('GET', '/v1/registry')).capabilities.length;
+  let rows = await page.locator('#cap-list tbody tr').count();
+  check(rows === Math.min(whole, 200), `registry: the first page of entries (${rows} of ${whole})`);
+  while (await page.locator('#more-entries').count()) {
+    await page.focus('#more-entries');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction((n) => document.querySelectorAll('#cap-list tbody tr').length > n, rows);
+    rows = await page.locator('#cap-list tbody tr').count();
+  }
+  check(rows === whole, `registry: following the pages gives every entry (${rows} of ${whole})`);
+}
 await shot('registry', false);
 await axe('registry');
 // The diff of registry versions 1 (the seed) and 2 (UI_CHOP added), from
@@ -296,16 +341,66 @@ await page.click('text=shop');
 await ready('/upstreams/shop');
 const toolDesc = page.locator('.tool-description', { hasText: 'Chop' });
 check((await toolDesc.count()) === 1 && (await toolDesc.innerText()) === HOSTILE && (await toolDesc.locator('img, script, b').count()) === 0, 'an upstream tool description holding HTML and <script> shows as text');
-await page.click('#plan-sync');
+// An admin action without the token: Plan sync opens the form, and runs
+// once the token is entered.
+await page.click('text=Forget token');
+await ready('/upstreams/shop');
+await page.focus('#plan-sync');
+await page.keyboard.press('Enter');
+await page.waitForSelector('#token-dialog[open]');
+check(/sync of shop/.test(await text('#token-why')), 'token form: Plan sync without the token opens it');
+await page.keyboard.type(TOKEN);
+await page.keyboard.press('Enter');
 await page.waitForSelector('#sync-plan table');
 check(/echo/.test(await text('#sync-plan')), 'upstream: the sync plan, before any apply');
 await shot('upstream');
 await axe('upstream');
 check(await page.evaluate(() => window.__xss === undefined), 'no injected script ran');
+// Policies: the set in force, a policy's SMT-LIB and lint, a past version.
 await page.click('#nav >> text=Policies');
 await ready('/policies');
+check((await page.locator('details.policy').count()) === 6 && /airline_cancel/.test(await text('main')), 'policies: the six airline policies in force');
+await page.locator('details.policy summary', { hasText: 'airline_cancel' }).click();
+await page.locator('details.policy[open] button.lint').click();
+await page.waitForSelector('#lint-out table');
+// The airline policies bind their constants with derive (CEL): linted as
+// written, none is unbound and the policy is not vacuous.
+const lintText = await text('#lint-out');
+check(/Lint of airline_cancel/.test(lintText) && (await page.locator('#lint-out tbody tr').count()) === 6 && /unbound\s+none/.test(lintText) && /vacuous\s+no/.test(lintText),
+  `policies: a policy's lint, check by check, of the policy as written: ${lintText.replace(/\s+/g, ' ').slice(0, 200)}`);
 await shot('policies');
 await axe('policies');
+await page.click('text=version 1');
+await ready('/policies/versions/1');
+check(/airline_/.test(await text('main')), 'policies: a past version of the set');
+await axe('policy version');
+
+// Fuzz runs: the run started over REST, then its findings.
+await page.click('#nav >> text=Fuzz');
+await ready('/fuzz');
+check(/done/.test(await text('main table')), 'fuzz: the stored run is listed, done');
+await axe('fuzz');
+await page.click(`text=#${fuzzRun.id}`);
+await ready(`/fuzz/${fuzzRun.id}`);
+const shownFindings = await page.locator('section[aria-labelledby="sec-findings"] tbody tr').count();
+check(fuzzFindings.length > 0 && shownFindings === fuzzFindings.length && new RegExp(`^${fuzzFindings.length} finding`).test(await text('#fuzz-summary')),
+  `fuzz: the run's ${fuzzFindings.length} findings shown (${shownFindings} rows)`);
+await shot('fuzz-run', false);
+await axe('fuzz run');
+// A run started from the page (the token is set): the run's page follows
+// it while it runs, then shows its report.
+await page.click('#nav >> text=Fuzz');
+await ready('/fuzz');
+await page.fill('#fuzz-seconds', '1');
+await page.fill('#fuzz-seed', '3');
+await page.focus('#fuzz-start');
+await page.keyboard.press('Enter');
+await page.waitForURL((u) => /\/ui\/fuzz\/\d+$/.test(u.pathname) && u.pathname !== `/ui/fuzz/${fuzzRun.id}`);
+const ownRun = new URL(page.url()).pathname.split('/').pop();
+await page.waitForFunction((p) => document.body.dataset.ready === p, `/fuzz/${ownRun}`, { timeout: 60000 });
+const ownRunText = await text('main');
+check(/done/.test(await text('#fuzz-state')) && /finding/.test(await text('#fuzz-summary')) && /Seed, seconds\s+3, at most 1 s/.test(ownRunText),
+  `fuzz: a run started from the page (seed 3, 1 s) followed to its report (run #${ownRun})`);
 
 // No token in any URL the page asked for or showed.
 check(urls.length > 0 && !urls.some((u) => u.includes(TOKEN)), `the token is in none of the ${urls.length} URLs requested or shown`);

@@ -12,6 +12,15 @@ export function setToken(t: string | null): void {
 export function hasToken(): boolean { return token !== null; }
 export function onToken(f: () => void): void { listeners.push(f); }
 
+// askToken opens the token form (main.ts) saying why, and resolves true
+// once a token is entered, false when the form is dismissed. An admin
+// action without a token asks instead of failing.
+let asker: ((why: string) => Promise<boolean>) | null = null;
+export function onAskToken(f: (why: string) => Promise<boolean>): void { asker = f; }
+export function askToken(why: string): Promise<boolean> { return asker ? asker(why) : Promise.resolve(false); }
+
+const noToken = (): ApiError => new ApiError(401, { type: 'ui', title: 'Admin token needed', status: 401, detail: 'this needs the admin token: enter it with “Admin token” at the top of the page' });
+
 // Problem is an application/problem+json answer (RFC 9457).
 export interface Problem {
   type: string; title: string; status: number; detail: string;
@@ -26,18 +35,23 @@ export class ApiError extends Error {
   get detail(): string { return this.problem.detail; }
 }
 
-export async function api<T>(method: string, path: string, body?: unknown, admin = false): Promise<T> {
-  const headers: Record<string, string> = { Accept: 'application/json' };
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
-  if (admin || token) {
-    if (!token) throw new ApiError(401, { type: 'ui', title: 'Admin token needed', status: 401, detail: 'this needs the admin token: enter it with “Admin token” at the top of the page' });
-    headers.Authorization = 'Bearer ' + token;
+// api calls the API. admin, when set, says what needs the token ("Apply
+// sync"): without one, or when the server refuses the one given (401),
+// the token form asks for it, and the call is made again once it is
+// entered.
+export async function api<T>(method: string, path: string, body?: unknown, admin?: string): Promise<T> {
+  for (let asked = 0; ; asked++) {
+    if (admin && !token && !(asked < 2 && await askToken(admin))) throw noToken();
+    const headers: Record<string, string> = { Accept: 'application/json' };
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    if (token) headers.Authorization = 'Bearer ' + token;
+    const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'omit', cache: 'no-store' });
+    const text = await res.text();
+    const data = text ? JSON.parse(text) : null;
+    if (admin && res.status === 401 && asked < 2) { setToken(null); continue; } // a wrong token: ask again
+    if (!res.ok) throw new ApiError(res.status, data ?? { type: 'http', title: res.statusText, status: res.status, detail: '' });
+    return data as T;
   }
-  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'omit', cache: 'no-store' });
-  const text = await res.text();
-  const data = text ? JSON.parse(text) : null;
-  if (!res.ok) throw new ApiError(res.status, data ?? { type: 'http', title: res.statusText, status: res.status, detail: '' });
-  return data as T;
 }
 
 export const enc = encodeURIComponent;

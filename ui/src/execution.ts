@@ -294,7 +294,8 @@ function heatMap(fp: Footprint, ax: { name: string; values: unknown[] }[], lo: n
       ax.map((a) => h('option', { value: a.name, selected: a.name === cur }, a.name)));
     return h('span', { class: 'field' }, h('label', { for: id }, label), ' ', s);
   };
-  const scale = h('div', { class: 'scale', 'aria-hidden': 'true' }, h('span', {}, fmt(lo)), h('span', { class: 'ramp' }), h('span', {}, fmt(hi)));
+  const scale = h('div', { class: 'scale', 'aria-hidden': 'true' }, h('span', {}, `${fp.metric.name} ${fmt(lo)}`), h('span', { class: 'ramp' }), h('span', {}, fmt(hi)),
+    h('span', { class: 'hint' }, fp.metric.direction === 'minimize' ? '(lower is better)' : '(higher is better)'));
   const el = h('div', {},
     h('div', { class: 'controls' }, pickAxis('heat-x', 'x axis', xName, (v) => { xName = v; cursor.x = 0; }), ' ', pickAxis('heat-y', 'y axis', yName, (v) => { yName = v; cursor.y = 0; }),
       h('span', { class: 'hint' }, ` ${fp.metric.name} (${fp.metric.direction}); grey ✕: rejected or no score; red frame: selected; dark frame: on the equity chart`)),

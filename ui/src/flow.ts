@@ -29,8 +29,8 @@ export function renderDiscovery(d: Discovery): HTMLElement {
     h('dl', { class: 'facts' },
       h('dt', {}, 'Evidence id'), h('dd', {}, digest(d.id, `/ui/discoveries/${d.id}`)),
       h('dt', {}, 'Registry'), h('dd', {}, `version ${d.version} `, digest(d.registry, `/ui/registry/versions/${d.version}`)),
-      h('dt', {}, 'Terms'), h('dd', {}, d.terms.length ? d.terms.map((t) => h('span', { class: 'chip' }, t)) : '—'),
-      h('dt', {}, 'Unresolved words'), h('dd', { class: 'unresolved' }, d.unresolved?.length ? d.unresolved.map((t) => h('span', { class: 'chip warn' }, t)) : 'none')),
+      h('dt', {}, 'Terms read'), h('dd', {}, d.terms.length ? d.terms.map((t) => h('span', { class: 'chip' }, t)) : '—'),
+      h('dt', {}, 'Unresolved words'), h('dd', { class: 'unresolved' }, d.unresolved?.length ? [d.unresolved.map((t) => h('span', { class: 'chip warn' }, t)), h('span', { class: 'muted' }, ' terms that matched no capability')] : 'none')),
     tiers.length === 0 ? h('p', {}, 'No capability matched.') :
       tiers.map((t) => h('div', { class: 'tier' },
         h('h3', {}, `Tier: ${t}`),

@@ -1,5 +1,5 @@
 import './style.css';
-import { hasToken, onToken, setToken } from './api';
+import { askToken, hasToken, onAskToken, onToken, setToken } from './api';
 import { clear, add, h } from './dom';
 import { executionPage } from './execution';
 import { discoverPage, discoveryPage, groundingPage } from './flow';
@@ -31,8 +31,32 @@ const nav = document.getElementById('nav')!;
 add(nav, h('ul', {}, [['/ui/discover', 'Discover'], ['/ui/executions', 'Executions'], ['/ui/registry', 'Registry'], ['/ui/sessions', 'Sessions'],
   ['/ui/upstreams', 'Upstreams'], ['/ui/policies', 'Policies'], ['/ui/fuzz', 'Fuzz']].map(([href, t]) => h('li', {}, h('a', { href }, t)))));
 
-// The admin token: asked for in a form, kept in memory (api.ts), never
-// put in a URL or in storage; a reload forgets it.
+// The admin token: asked for in a modal form (keyboard first: it opens
+// focused on the token, Enter uses it, Escape dismisses it, focus returns
+// where it was), kept in memory (api.ts), never put in a URL or in
+// storage; a reload forgets it. An admin action without the token opens
+// the form saying what asked for it.
+const input = h('input', { id: 'token', type: 'password', autocomplete: 'off', required: true, size: 40, spellcheck: 'false' });
+const why = h('p', { id: 'token-why' });
+let pending: ((ok: boolean) => void) | null = null;
+const settle = (ok: boolean) => { const p = pending; pending = null; if (dialog.open) dialog.close(); input.value = ''; p?.(ok); };
+const dialog = h('dialog', { id: 'token-dialog', 'aria-labelledby': 'token-title', 'aria-describedby': 'token-why' },
+  h('form', { onsubmit: (ev: Event) => { ev.preventDefault(); if (!input.value) return; setToken(input.value); settle(true); } },
+    h('h2', { id: 'token-title' }, 'Admin token'), why,
+    h('p', { class: 'muted' }, 'It is kept in this page’s memory only: never in a URL, in storage or a cookie, or in a log; a reload forgets it.'),
+    h('label', { for: 'token' }, 'Token'), input,
+    h('div', { class: 'actions' }, h('button', { type: 'submit', id: 'token-use' }, 'Use token'), ' ',
+      h('button', { type: 'button', class: 'secondary', id: 'token-cancel', onclick: () => settle(false) }, 'Cancel'))));
+dialog.addEventListener('cancel', (ev) => { ev.preventDefault(); settle(false); }); // Escape
+document.body.appendChild(dialog);
+onAskToken((reason) => new Promise<boolean>((resolve) => {
+  if (pending) { const prev = pending; pending = (ok) => { prev(ok); resolve(ok); }; return; } // one form for concurrent asks
+  pending = resolve;
+  why.textContent = reason;
+  dialog.showModal();
+  input.focus();
+}));
+
 const auth = document.getElementById('auth')!;
 function drawAuth(): void {
   clear(auth);
@@ -41,11 +65,9 @@ function drawAuth(): void {
       h('button', { type: 'button', class: 'small', onclick: () => { setToken(null); void render(); } }, 'Forget token'));
     return;
   }
-  const input = h('input', { id: 'token', type: 'password', autocomplete: 'off', size: 18 });
-  const form = h('form', { class: 'token-form', hidden: true, onsubmit: (ev: Event) => { ev.preventDefault(); setToken(input.value); input.value = ''; void render(); } },
-    h('label', { for: 'token' }, 'Admin token'), ' ', input, ' ', h('button', { type: 'submit', class: 'small' }, 'Use'));
-  const open = h('button', { type: 'button', class: 'small', id: 'token-button', 'aria-expanded': 'false', onclick: () => { form.hidden = false; open.hidden = true; input.focus(); } }, 'Admin token');
-  add(auth, open, form);
+  add(auth, h('button', { type: 'button', class: 'small', id: 'token-button', 'aria-haspopup': 'dialog', onclick: async () => {
+    if (await askToken('Admin actions (registry writes, syncs, fuzz runs) and reading sessions and calls need it.')) void render();
+  } }, 'Admin token'));
 }
 onToken(drawAuth);
 drawAuth();

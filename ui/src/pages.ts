@@ -1,40 +1,63 @@
 // Registry, diffs, sessions, gateway, policies and fuzzing.
-import { api, ApiError, Diff, enc, hasToken, LAYERS } from './api';
+import { api, ApiError, askToken, Diff, enc, LAYERS } from './api';
 import { badge, clear, digest, errorBox, fmt, add, h, pre, section, table } from './dom';
-import { go } from './router';
+import { go, render } from './router';
 
 type J = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-const fail = (main: HTMLElement, e: unknown) => add(main, errorBox(e instanceof ApiError ? e.problem : e));
-
-// needsToken says so when a page's data is admin-only and no token is set.
-function needsToken(main: HTMLElement): boolean {
-  if (hasToken()) return false;
-  add(main, h('p', { class: 'notice', role: 'note' }, 'This is admin-only: enter the admin token with “Admin token” at the top. It is kept in this page’s memory only.'));
-  return true;
+// fail shows why a page or an action failed; when it was the admin token
+// that was missing (its form dismissed), a button opens the form again and
+// then retries.
+function failBox(e: unknown, retry: () => void): HTMLElement {
+  if (e instanceof ApiError && e.problem.type === 'ui' && e.status === 401) {
+    return h('p', { class: 'notice', role: 'note' }, 'This needs the admin token. ',
+      h('button', { type: 'button', class: 'linkish', onclick: async () => { if (await askToken('Enter it to continue.')) retry(); } }, 'Enter the admin token'),
+      ' (kept in this page’s memory only).');
+  }
+  return errorBox(e instanceof ApiError ? e.problem : e);
 }
+const fail = (main: HTMLElement, e: unknown) => add(main, failBox(e, () => void render()));
 
+// registryPage lists the entries a page at a time (GET /v1/registry's
+// limit and after cursor; the next pages stay on the first's version).
+// The filter narrows the entries loaded so far.
+const REGISTRY_PAGE = 200;
 export async function registryPage(main: HTMLElement): Promise<void> {
   add(main, h('h1', {}, 'Registry'));
   let reg: J;
-  try { reg = await api<J>('GET', '/v1/registry'); } catch (e) { fail(main, e); return; }
+  try { reg = await api<J>('GET', `/v1/registry?limit=${REGISTRY_PAGE}`); } catch (e) { fail(main, e); return; }
   const caps = reg.capabilities as J[];
-  const kinds = [...new Set(caps.map((c) => c.kind as string))].sort();
   const filter = h('input', { id: 'cap-filter', type: 'search', placeholder: 'filter by name', autocomplete: 'off' });
-  const kindSel = h('select', { id: 'cap-kind' }, h('option', { value: '' }, 'every kind'), kinds.map((k) => h('option', { value: k }, k)));
+  const kindSel = h('select', { id: 'cap-kind' }, h('option', { value: '' }, 'every kind'));
+  const kinds = new Set<string>();
   const list = h('div', { id: 'cap-list' });
+  const more = h('div', { class: 'actions' });
+  let next: string | undefined = reg.next;
   const draw = () => {
+    for (const c of caps) kinds.add(c.kind);
+    const have = new Set([...kindSel.options].map((o) => o.value));
+    for (const k of [...kinds].sort()) if (!have.has(k)) add(kindSel, h('option', { value: k }, k));
     clear(list);
     const f = filter.value.toLowerCase(), k = kindSel.value;
     const rows = caps.filter((c) => (!k || c.kind === k) && (c.name as string).toLowerCase().includes(f));
-    add(list, table(['Name', 'Kind', 'Identity', 'Description'], rows.slice(0, 200).map((c) => [
+    add(list, table(['Name', 'Kind', 'Identity', 'Description'], rows.map((c) => [
       h('a', { href: `/ui/registry/capabilities/${enc(c.name)}` }, c.name), c.kind, digest(c.identity), c.disc?.description ?? c.description ?? '']),
-    `${rows.length} of ${caps.length} entries${rows.length > 200 ? ' (the first 200 shown: filter to narrow)' : ''}`));
+    `${rows.length} of the ${caps.length} entries loaded${next ? '; more follow (load them to filter them too)' : ''}`));
+    clear(more);
+    if (next) add(more, h('button', { type: 'button', id: 'more-entries', onclick: async () => {
+      try {
+        const page = await api<J>('GET', next!);
+        caps.push(...(page.capabilities as J[]));
+        next = page.next;
+        draw();
+        (list.querySelector(`tbody tr:nth-child(${caps.length - (page.capabilities as J[]).length + 1}) a`) as HTMLElement | null)?.focus();
+      } catch (e) { add(more, failBox(e, () => undefined)); }
+    } }, `Next ${REGISTRY_PAGE} entries`));
   };
   filter.addEventListener('input', draw); kindSel.addEventListener('change', draw);
-  add(main, 
+  add(main,
     h('dl', { class: 'facts' }, h('dt', {}, 'Version'), h('dd', {}, String(reg.version)), h('dt', {}, 'Registry hash'), h('dd', {}, digest(reg.registry))),
-    section('Entries', h('div', { class: 'controls' }, h('label', { for: 'cap-filter' }, 'Name'), ' ', filter, ' ', h('label', { for: 'cap-kind' }, 'Kind'), ' ', kindSel), list),
+    section('Entries', h('div', { class: 'controls' }, h('label', { for: 'cap-filter' }, 'Name'), ' ', filter, ' ', h('label', { for: 'cap-kind' }, 'Kind'), ' ', kindSel), list, more),
     section('Versions', await historyBox()));
   draw();
 }
@@ -121,20 +144,30 @@ export async function diffPage(main: HTMLElement, a: string, b: string): Promise
       table(['Layer', 'A', 'B', 'Result', 'What changed'], LAYERS.map((name) => {
         const l = byLayer.get(name);
         if (!l) return [name, '—', '—', '', ''];
-        return [name, digest(l.a), digest(l.b), badge(l.same, 'same', 'changed'), l.same ? '' : changes(l)];
+        return [name, digest(l.a), digest(l.b), badge(l.same, 'same', 'changed'), l.same ? '' : changes(l, d)];
       })));
   } catch (e) { fail(main, e); }
 }
 
 // changes summarises what a diff layer reports inside it.
-function changes(l: J): HTMLElement {
+function changes(l: J, d: Diff): HTMLElement {
   const out = h('div', { class: 'changes' });
   if (Array.isArray(l.request)) add(out, ...l.request.map((r: J) => h('div', {}, h('code', {}, r.pointer), `: ${fmt(r.a)} → ${fmt(r.b)}`)));
   if (Array.isArray(l.morphisms)) {
     const ms = l.morphisms as J[];
-    add(out, h('div', {}, `${ms.length} morphisms differ`), ...ms.slice(0, 5).map((m) => h('div', {}, `#${m.index}: ${fmt(m.a)} → ${fmt(m.b)}`)), ms.length > 5 ? h('div', { class: 'muted' }, '…') : null);
+    // Scores of two metrics are not comparable: say so rather than let
+    // "0.009 → 0.15" read as an improvement.
+    const req = (d.layers.find((x) => x.layer === 'request')?.request ?? []) as J[];
+    const metric = req.find((r) => r.pointer === '/metric');
+    add(out, h('div', {}, `${ms.length} morphisms’ scores differ`, metric ? ` (A scored by ${fmt(metric.a)}, B by ${fmt(metric.b)}: not comparable)` : ''),
+      ...ms.slice(0, 5).map((m) => h('div', {}, `#${m.index}: ${fmt(m.a)} → ${fmt(m.b)}`)), ms.length > 5 ? h('div', { class: 'muted' }, `… and ${ms.length - 5} more (GET /v1/diff/…)`) : null);
   }
-  if (l.selection) add(out, h('div', {}, 'selected ', digest(l.selection.a), ' → ', digest(l.selection.b)));
+  if (l.selection) {
+    const sel = l.selection as J;
+    const one = (x: string, hash: unknown, i: unknown) => i === null || i === undefined ? h('span', { class: 'muted' }, 'none') :
+      h('span', {}, h('a', { href: `/ui/executions/${x}` }, `morphism #${i}`), ' ', digest(hash as string));
+    add(out, h('div', {}, 'selected ', one(d.a, sel.a, sel.index_a), ' → ', one(d.b, sel.b, sel.index_b)));
+  }
   if (l.registry) {
     const r = l.registry;
     for (const k of ['added', 'removed', 'changed', 'redescribed']) if (r[k]?.length) add(out, h('div', {}, `${k}: ${r[k].map((x: J) => x.name ?? x).join(', ')}`));
@@ -159,22 +192,25 @@ export function sessionsPage(main: HTMLElement): void {
       h('label', { for: 'session-id' }, 'Session id'), input, h('div', { class: 'actions' }, h('button', { type: 'submit' }, 'Open'))));
 }
 
+// when shows a timestamp to the millisecond, the whole one in its title.
+const when = (at: string) => h('time', { class: 'when', datetime: at, title: at }, at.replace('T', ' ').replace(/(\.\d{3})\d*/, '$1'));
+
 export async function sessionPage(main: HTMLElement, id: string): Promise<void> {
   add(main, h('h1', {}, 'Session'));
-  if (needsToken(main)) return;
   try {
-    const s = await api<J>('GET', `/v1/sessions/${enc(id)}`);
+    const s = await api<J>('GET', `/v1/sessions/${enc(id)}`, undefined, 'Reading a session needs the admin token (or the session’s own).');
     type Ev = { at: string; el: HTMLElement };
     const evs: Ev[] = [];
     for (const t of s.turns as J[]) evs.push({ at: t.at, el: h('li', { class: 'turn' },
-      h('span', { class: 'when' }, t.at), h('span', { class: 'kind' }, `Turn ${t.seq} (${t.by})`),
+      when(t.at), h('span', { class: 'kind' }, `Turn ${t.seq} (${t.by})`),
       h('blockquote', {}, t.prompt), h('div', {}, 'evidence ', digest(t.evidence, `/ui/discoveries/${t.evidence}`), t.facts ? [' facts ', h('code', {}, JSON.stringify(t.facts))] : null)) });
     for (const c of s.calls as J[]) {
       const ok = c.decision === 'admitted';
       evs.push({ at: c.at, el: h('li', { class: ok ? 'call' : 'call refused' },
-        h('span', { class: 'when' }, c.at), h('span', { class: 'kind' }, `Call ${c.seq}: `, h('code', {}, c.tool)), ' ', badge(ok, 'admitted', c.decision),
-        c.outcome ? h('div', {}, c.outcome) : null,
-        ok ? null : h('div', {}, 'refused by Γ before it was forwarded; its request ', digest(c.request)),
+        when(c.at), h('span', { class: 'kind' }, `Call ${c.seq}: `, h('code', {}, c.tool)), ' ', badge(ok, 'admitted', c.decision),
+        c.outcome ? h('div', {}, `outcome ${c.outcome}`, (c.filed as J[] ?? []).length ? ['; filed as ', (c.filed as J[]).map((f, i) => [i ? ', ' : '', h('code', {}, `${f.tool}[${f.key}]`)])] : '', c.unfiled ? `; not filed: ${c.unfiled}` : '') : null,
+        ok ? null : h('div', {}, 'refused by Γ before it reached the upstream: nothing ran and the state is unchanged. Its request ', digest(c.request),
+          h('div', { class: 'muted' }, 'The session records that it was refused; why (each failure, F-code and policy) was the 422 answer to that call.')),
         h('div', { class: 'muted' }, 'state after ', digest(c.state), c.hash ? [' · footprint ', digest(c.hash, `/ui/calls/${c.hash}`)] : null)) });
     }
     evs.sort((x, y) => x.at.localeCompare(y.at));
@@ -189,9 +225,8 @@ export async function sessionPage(main: HTMLElement, id: string): Promise<void> 
 
 export async function callPage(main: HTMLElement, hash: string): Promise<void> {
   add(main, h('h1', {}, 'Call'));
-  if (needsToken(main)) return;
   try {
-    const c = await api<J>('GET', `/v1/calls/${enc(hash)}`);
+    const c = await api<J>('GET', `/v1/calls/${enc(hash)}`, undefined, 'Reading a call’s footprint needs the admin token.');
     const layers = c.layers as J;
     add(main, h('dl', { class: 'facts' }, h('dt', {}, 'Call hash'), h('dd', {}, digest(c.hash)), h('dt', {}, 'Tool'), h('dd', {}, c.tool ?? '')),
       section('Layers', table(['Layer', 'Digest'], Object.entries(layers ?? {}).map(([k, v]) => [k, h('code', { class: 'digest full' }, String(v))]))),
@@ -199,16 +234,32 @@ export async function callPage(main: HTMLElement, hash: string): Promise<void> {
   } catch (e) { fail(main, e); }
 }
 
-// listPage shows the list at path's field key as a table, one row per item.
+// listPage shows the list at path's field key as a table, one row per
+// item, following the API's next link a page at a time.
 async function listPage(main: HTMLElement, title: string, path: string, key: string, empty: string, headers: string[], row: (x: J) => (Node | string)[]): Promise<void> {
   add(main, h('h1', {}, title));
   try {
-    const items = (await api<J>('GET', path))[key] as J[];
-    add(main, items.length === 0 ? h('p', {}, empty) : table(headers, items.map(row)));
+    const first = await api<J>('GET', path);
+    const items = first[key] as J[];
+    if (items.length === 0) { add(main, h('p', {}, empty)); return; }
+    const t = table(headers, items.map(row));
+    const more = h('div', { class: 'actions' });
+    const moreButton = (next: string | undefined) => {
+      clear(more);
+      if (next) add(more, h('button', { type: 'button', onclick: async () => {
+        try {
+          const page = await api<J>('GET', next);
+          for (const x of page[key] as J[]) add(t.tBodies[0], h('tr', {}, row(x).map((c) => h('td', {}, c))));
+          moreButton(page.next);
+        } catch (e) { add(more, failBox(e, () => undefined)); }
+      } }, 'More'));
+    };
+    add(main, t, more);
+    moreButton(first.next);
   } catch (e) { fail(main, e); }
 }
 
-export const upstreamsPage = (main: HTMLElement) => listPage(main, 'Upstreams', '/v1/upstreams', 'upstreams', 'No upstream is configured.',
+export const upstreamsPage = (main: HTMLElement) => listPage(main, 'Upstreams', '/v1/upstreams?limit=100', 'upstreams', 'No upstream is configured.',
   ['Upstream', 'Connected', 'Server', 'Tools', 'Drift', 'Restarts'], (x) => [
     h('a', { href: `/ui/upstreams/${enc(x.name)}` }, x.name), badge(x.status.connected, 'connected', 'down'),
     x.status.server ? `${x.status.server.name} ${x.status.server.version}` : '—', String(x.status.tools.length),
@@ -236,31 +287,59 @@ export async function upstreamPage(main: HTMLElement, name: string): Promise<voi
   async function sync(apply: boolean): Promise<void> {
     clear(planOut);
     try {
-      const p = await api<J>('POST', `/v1/upstreams/${enc(name)}/sync`, { apply }, true);
+      const p = await api<J>('POST', `/v1/upstreams/${enc(name)}/sync`, { apply }, `${apply ? 'Applying' : 'Planning'} a sync of ${name} needs the admin token.`);
       add(planOut, h('p', {}, p.applied ? `Applied as registry version ${p.version}.` : 'Plan (nothing written):'),
         table(['Tool', 'Change', 'Findings', 'Held'], (p.plan as J[]).map((s) => [s.tool, s.change, (s.findings as J[]).map((f) => h('div', {}, `${f.kind ?? ''} ${f.detail ?? JSON.stringify(f)}`)), s.held ?? ''])));
-    } catch (e) { add(planOut, errorBox(e instanceof ApiError ? e.problem : e)); }
+    } catch (e) { add(planOut, failBox(e, () => void sync(apply))); }
   }
+}
+
+// lintTable shows a lint report check by check (docs/policies.md).
+function lintTable(r: J): HTMLElement {
+  const list = (xs: unknown[], f: (x: J) => string = String) => xs.length === 0 ? badge(true, 'none', '') : h('ul', {}, (xs as J[]).map((x) => h('li', {}, f(x))));
+  return h('div', {}, h('h3', {}, `Lint of ${r.policy}: `, badge(r.clean, 'clean', 'something to look at')),
+    table(['Check', 'Result', 'Meaning'], [
+      ['vacuous', badge(!r.vacuous, 'no', 'yes'), 'no request the policy governs is admitted'],
+      ['tautological', badge(!r.tautological, 'no', 'yes'), 'no request the policy governs is refused'],
+      ['redundant', list(r.redundant), 'named assertions the others imply'],
+      ['unbound', list(r.unbound), 'declared constants no pointer binds'],
+      ['conflicts', list(r.conflicts, (c) => `with ${c.with}: ${c.detail}`), 'policies in force that, with this one, refuse every request both govern'],
+      ['undecided', list(r.undecided), 'questions the solver could not decide']]));
+}
+
+// binds lists a policy's constants and what gives each its value, the
+// expressions shortened (the SMT-LIB and GET /v1/policies have them whole).
+function binds(m: Record<string, string> | undefined, what: string): HTMLElement {
+  const es = Object.entries(m ?? {});
+  if (es.length === 0) return h('span', { class: 'muted' }, 'none');
+  return h('div', {}, es.map(([k, v]) => h('div', { title: v }, h('code', {}, k), ` ← ${what} `, h('code', {}, v.length > 90 ? v.slice(0, 90) + '…' : v))));
 }
 
 export async function policiesPage(main: HTMLElement): Promise<void> {
   add(main, h('h1', {}, 'Policies'));
   try {
     const p = await api<J>('GET', '/v1/policies');
-    const lintOut = h('div', { 'aria-live': 'polite' });
-    add(main, h('dl', { class: 'facts' }, h('dt', {}, 'Version'), h('dd', {}, String(p.version)), h('dt', {}, 'Digest'), h('dd', {}, digest(p.digest))),
-      (p.policies as J[]).length === 0 ? h('p', {}, 'No policy is in force.') :
-        (p.policies as J[]).map((x) => h('details', {}, h('summary', {}, x.name, ' ', digest(x.id), ' applies to ', (x.applies_to ?? []).join(', ')),
-          h('div', { class: 'actions' }, h('button', { type: 'button', onclick: async () => {
-            clear(lintOut);
-            try { add(lintOut, h('h3', {}, `Lint of ${x.name}`), pre(await api<J>('POST', '/v1/policies/lint', { smtlib: x.smtlib, bind: x.bind, allow: x.allow, applies_to: x.applies_to }))); } catch (e) { add(lintOut, errorBox(e instanceof ApiError ? e.problem : e)); }
-          } }, 'Lint')),
-          h('pre', { class: 'json', tabindex: 0 }, x.smtlib))),
-      lintOut);
+    const lintOut = h('div', { id: 'lint-out', 'aria-live': 'polite' });
+    add(main, h('dl', { class: 'facts' }, h('dt', {}, 'Version'), h('dd', {}, String(p.version)), h('dt', {}, 'Digest'), h('dd', {}, digest(p.digest)),
+      h('dt', {}, 'Policies'), h('dd', {}, `${(p.policies as J[]).length} in force; open one for its SMT-LIB and to lint it`)),
+    (p.policies as J[]).length === 0 ? h('p', {}, 'No policy is in force.') :
+      (p.policies as J[]).map((x) => h('details', { class: 'policy' }, h('summary', {}, h('strong', {}, x.name), ' ', digest(x.id), ' applies to ', (x.applies_to ?? []).map((t: string) => h('code', {}, t))),
+        h('dl', { class: 'facts' }, h('dt', {}, 'Admits when'), h('dd', {}, h('code', {}, x.allow ?? '')),
+          h('dt', {}, 'Binds'), h('dd', {}, binds(x.bind, 'JSON pointer')),
+          x.derive ? [h('dt', {}, 'Derives'), h('dd', {}, binds(x.derive, 'CEL'))] : null),
+        h('pre', { class: 'json', tabindex: 0 }, x.smtlib),
+        h('div', { class: 'actions' }, h('button', { type: 'button', class: 'lint', onclick: async () => {
+          clear(lintOut);
+          // The policy as it was written (every field but its name and id:
+          // a derived constant left out would read as unbound).
+          const { name: _n, id: _i, ...body } = x; // eslint-disable-line @typescript-eslint/no-unused-vars
+          try { add(lintOut, lintTable(await api<J>('POST', `/v1/policies/lint?name=${enc(x.name)}`, body))); } catch (e) { add(lintOut, failBox(e, () => undefined)); }
+        } }, `Lint ${x.name}`)))),
+    lintOut);
     if (p.version > 0) {
       const vs = h('ul', {});
-      for (let v = p.version; v >= Math.max(1, p.version - 9); v--) add(vs, h('li', {}, h('a', { href: `/ui/policies/versions/${v}` }, `version ${v}`)));
-      add(main, section('Versions', vs));
+      for (let v = p.version; v >= Math.max(1, p.version - 9); v--) add(vs, h('li', {}, h('a', { href: `/ui/policies/versions/${v}` }, `version ${v}`), v === p.version ? ' (in force)' : ''));
+      add(main, section('Versions', h('p', {}, 'Each write (a policy added, replaced or removed) makes a new version of the set; a grounding names the version it was decided under.'), vs));
     }
   } catch (e) { fail(main, e); }
 }
@@ -270,18 +349,71 @@ export async function policyVersionPage(main: HTMLElement, n: string): Promise<v
   try { add(main, pre(await api<J>('GET', `/v1/policies/versions/${enc(n)}`))); } catch (e) { fail(main, e); }
 }
 
-export const fuzzPage = (main: HTMLElement) => listPage(main, 'Fuzz runs', '/v1/fuzz/runs', 'runs', 'No fuzz run is stored.',
-  ['Run', 'State', 'Registry version', 'Seed', 'Seconds', 'Started'], (x) => [
-    h('a', { href: `/ui/fuzz/${x.id}` }, `#${x.id}`), x.state, String(x.version), String(x.seed), String(x.seconds), x.started]);
+// The fuzz runs (the newest 100 are kept), and a form starting one: an
+// admin action, so without the token it opens the token form.
+export async function fuzzPage(main: HTMLElement): Promise<void> {
+  const seconds = h('input', { id: 'fuzz-seconds', type: 'number', min: 1, max: 600, value: 5, size: 5 });
+  const seed = h('input', { id: 'fuzz-seed', type: 'number', min: 0, value: 1, size: 8 });
+  const out = h('div', { 'aria-live': 'polite' });
+  await listPage(main, 'Fuzz runs', '/v1/fuzz/runs', 'runs', 'No fuzz run is stored.',
+    ['Run', 'State', 'Progress', 'Registry version', 'Seed', 'Seconds', 'Started'], (x) => [
+      h('a', { href: `/ui/fuzz/${x.id}` }, `#${x.id}`), badge(x.state !== 'failed', x.state, x.state), `${x.progress?.done ?? 0} of ${x.progress?.total ?? '?'}`,
+      String(x.version), String(x.seed), String(x.seconds), x.started]);
+  add(main, section('Start a run',
+    h('p', {}, 'A run asks the discovery index of the current registry version questions for at most the seconds given, and reports what it finds (docs/fuzzing.md). One runs at a time; starting one needs the admin token.'),
+    h('form', { class: 'controls', onsubmit: async (ev: Event) => {
+      ev.preventDefault();
+      clear(out);
+      try {
+        const r = await api<J>('POST', '/v1/fuzz/runs', { seconds: Number(seconds.value), seed: Number(seed.value) }, 'Starting a fuzz run needs the admin token.');
+        go(`/ui/fuzz/${r.id}`);
+      } catch (e) { add(out, failBox(e, () => void render())); }
+    } }, h('label', { for: 'fuzz-seconds' }, 'Seconds'), ' ', seconds, ' ', h('label', { for: 'fuzz-seed' }, 'Seed'), ' ', seed, ' ',
+    h('button', { type: 'submit', id: 'fuzz-start' }, 'Start')), out));
+}
 
+// fuzzRunPage shows a run, polled while it runs, and once it has ended its
+// report's findings (the API's `result`).
 export async function fuzzRunPage(main: HTMLElement, id: string): Promise<void> {
   add(main, h('h1', {}, `Fuzz run #${id}`));
+  const path = location.pathname;
   try {
-    const r = await api<J>('GET', `/v1/fuzz/runs/${enc(id)}`);
-    const findings = (r.report?.findings ?? []) as J[];
-    add(main, h('dl', { class: 'facts' }, h('dt', {}, 'State'), h('dd', {}, r.state), h('dt', {}, 'Registry'), h('dd', {}, `version ${r.version} `, digest(r.registry))),
+    let r = await api<J>('GET', `/v1/fuzz/runs/${enc(id)}`);
+    const status = h('div', { 'aria-live': 'polite' });
+    add(main, status);
+    for (;;) {
+      clear(status);
+      add(status, h('dl', { class: 'facts' },
+        h('dt', {}, 'State'), h('dd', { id: 'fuzz-state' }, badge(r.state !== 'failed', r.state, r.state), r.detail ? ' ' + r.detail : ''),
+        h('dt', {}, 'Progress'), h('dd', {}, `${r.progress?.done ?? 0} of ${r.progress?.total ?? '?'} questions`),
+        h('dt', {}, 'Registry'), h('dd', {}, `version ${r.version} `, digest(r.registry)),
+        h('dt', {}, 'Seed, seconds'), h('dd', {}, `${r.seed}, at most ${r.seconds} s${r.runtime ? ', with the runtime tests' : ''}`),
+        h('dt', {}, 'Started'), h('dd', {}, r.started, r.finished ? ` · ended ${r.finished}` : ''),
+        r.result_digest ? [h('dt', {}, 'Report digest'), h('dd', {}, digest(r.result_digest))] : null));
+      if (r.state !== 'running' || location.pathname !== path) break;
+      add(status, h('div', { class: 'actions' }, h('button', { type: 'button', id: 'fuzz-cancel', onclick: async () => {
+        try { await api<J>('DELETE', `/v1/fuzz/runs/${enc(id)}`, undefined, 'Cancelling a fuzz run needs the admin token.'); } catch (e) { add(status, failBox(e, () => undefined)); }
+      } }, 'Cancel the run')));
+      await new Promise((f) => setTimeout(f, 500));
+      if (location.pathname !== path) return;
+      r = await api<J>('GET', `/v1/fuzz/runs/${enc(id)}`);
+    }
+    const rep = r.result as J | undefined;
+    if (!rep) { add(main, h('p', {}, r.state === 'failed' ? 'The run failed: it has no report.' : 'No report.')); return; }
+    const findings = (rep.findings ?? []) as J[];
+    const byKind = new Map<string, number>();
+    for (const f of findings) byKind.set(f.kind, (byKind.get(f.kind) ?? 0) + 1);
+    add(main,
+      h('p', { id: 'fuzz-summary' }, `${findings.length} finding${findings.length === 1 ? '' : 's'}`,
+        byKind.size ? ` (${[...byKind].map(([k, n]) => `${n} ${k}`).join(', ')})` : '',
+        ` from ${rep.asked} of ${rep.probes} questions${rep.complete ? '' : ': the run was cut short, so these cover the questions asked'}; tests: ${(rep.tests ?? []).join(', ')}.`),
       section('Findings', findings.length === 0 ? h('p', {}, 'No finding.') :
-        table(['Kind', 'Capability', 'Rule', 'Field', 'Detail'], findings.map((f) => [f.kind, f.capability, f.rule ?? '', f.field ?? '', f.detail]))));
+        table(['Kind', 'Capability', 'Rule', 'Where', 'Detail'], findings.map((f) => [f.kind,
+          h('a', { href: `/ui/registry/capabilities/${enc(f.capability)}` }, f.capability), h('code', {}, f.rule ?? ''),
+          f.other ? ['beside ', h('a', { href: `/ui/registry/capabilities/${enc(f.other)}` }, f.other)] : f.field ?? '',
+          [f.detail, (f.examples ?? []).length ? h('div', { class: 'muted' }, 'e.g. ', (f.examples as string[]).slice(0, 3).map((x) => `“${x}”`).join(', ')) : null]]),
+        `${findings.length} findings, each with its id (the same finding has the same id in every run)`)),
+      (rep.suggestions ?? []).length ? section('Suggestions', h('p', {}, `${rep.suggestions.length} discovery-layer patches answering the findings:`), pre(rep.suggestions)) : null);
   } catch (e) { fail(main, e); }
 }
 
