@@ -33,11 +33,16 @@ import (
 	"github.com/groundgate/groundgate/gateway/upstreamtest"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/internal/pgtest"
+	"github.com/groundgate/groundgate/internal/s3test"
 	"github.com/groundgate/groundgate/policy"
 	"github.com/groundgate/groundgate/policy/smt"
 	"github.com/groundgate/groundgate/registry"
 	"github.com/groundgate/groundgate/series"
 	"github.com/groundgate/groundgate/session"
+	"github.com/groundgate/groundgate/store"
+	"github.com/groundgate/groundgate/store/pgstore"
+	"github.com/groundgate/groundgate/store/s3store"
 	"github.com/groundgate/groundgate/wordvec"
 )
 
@@ -103,6 +108,8 @@ var sentinels = []struct {
 	{"execution/kernel.ErrParam", kernel.ErrParam},
 	{"execution/kernel.ErrUnknown", kernel.ErrUnknown},
 	{"fuzz.ErrPoisoned", fuzz.ErrPoisoned},
+	{"internal/pgtest.ErrNotInstalled", pgtest.ErrNotInstalled},
+	{"internal/s3test.ErrNotInstalled", s3test.ErrNotInstalled},
 	{"fuzz/runs.ErrClosed", runs.ErrClosed},
 	{"fuzz/runs.ErrCorrupt", runs.ErrCorrupt},
 	{"fuzz/runs.ErrInvalid", runs.ErrInvalid},
@@ -155,6 +162,15 @@ var sentinels = []struct {
 	{"session.ErrNotFound", session.ErrNotFound},
 	{"session.ErrTooLarge", session.ErrTooLarge},
 	{"session.ErrUnauthorized", session.ErrUnauthorized},
+	{"store.ErrClosed", store.ErrClosed},
+	{"store.ErrConflict", store.ErrConflict},
+	{"store.ErrCorrupt", store.ErrCorrupt},
+	{"store.ErrNotFound", store.ErrNotFound},
+	{"store.ErrReadOnly", store.ErrReadOnly},
+	{"store/pgstore.ErrConfig", pgstore.ErrConfig},
+	{"store/pgstore.ErrContention", pgstore.ErrContention},
+	{"store/pgstore.ErrSchema", pgstore.ErrSchema},
+	{"store/s3store.ErrConfig", s3store.ErrConfig},
 	{"wordvec.ErrCorrupt", wordvec.ErrCorrupt},
 }
 

@@ -15,8 +15,10 @@ var (
 	// position that is taken or not next.
 	ErrConflict = errkind.New(errkind.Conflict, "store: conflict")
 	// ErrReadOnly is returned when a read-only transaction, or a store
-	// opened read-only, is asked to write.
-	ErrReadOnly = errkind.New(errkind.Invalid, "store: read-only")
+	// opened read-only (a file opened by `registry verify`, a PostgreSQL
+	// standby), is asked to write: the store cannot take writes now, which
+	// is no fault of the request (kind unavailable).
+	ErrReadOnly = errkind.New(errkind.Unavailable, "store: read-only")
 	// ErrClosed is returned when a closed store is used.
 	ErrClosed = errkind.New(errkind.Unavailable, "store: closed")
 )

@@ -24,7 +24,6 @@ package pgtest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -41,6 +40,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/groundgate/groundgate/errkind"
 	"github.com/groundgate/groundgate/internal/testio"
 )
 
@@ -92,7 +92,7 @@ func Get(tb testing.TB) *Cluster {
 
 // ErrNotInstalled is returned by Start when no initdb and postgres are
 // found (on the PATH or under /usr/lib/postgresql/*/bin).
-var ErrNotInstalled = errors.New("pgtest: PostgreSQL is not installed (Debian package postgresql)")
+var ErrNotInstalled = errkind.New(errkind.Unavailable, "pgtest: PostgreSQL is not installed (Debian package postgresql)")
 
 // Start runs initdb in dir (an empty directory the postgres user may
 // enter: Start gives it to that user when running as root) and starts

@@ -21,7 +21,6 @@ package s3test
 import (
 	"context"
 	_ "embed"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -37,6 +36,7 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
+	"github.com/groundgate/groundgate/errkind"
 	"github.com/groundgate/groundgate/internal/testio"
 )
 
@@ -65,7 +65,7 @@ const (
 const startTimeout = 90 * time.Second
 
 // ErrNotInstalled is returned by Weed when no weed binary is found.
-var ErrNotInstalled = errors.New("s3test: SeaweedFS weed is not built (bash scripts/test.sh builds it: scripts/lib/weed.sh)")
+var ErrNotInstalled = errkind.New(errkind.Unavailable, "s3test: SeaweedFS weed is not built (bash scripts/test.sh builds it: scripts/lib/weed.sh)")
 
 // Weed returns the weed binary to run: $GROUNDGATE_WEED, else the pinned
 // version in the cache folder scripts/lib/weed.sh builds into, else weed
