@@ -41,8 +41,8 @@ type posting struct {
 
 func (p posting) field(f int) int64 { return int64(p.tf >> (4 * uint(f)) & 15) }
 
+// term is one key's postings; its key is in Index.dict.
 type term struct {
-	key      string
 	vec      int32     // index in the vector table, −1 when not there
 	postings []posting // sorted by slot
 }
@@ -80,7 +80,7 @@ type Index struct {
 	groups   map[string]*group
 	gList    []*group // by id; nil when free
 	freeG    []uint32
-	termIDs  map[string]uint32
+	dict     *dict   // term keys to ids
 	terms    []*term // by id; nil when free
 	freeTerm []uint32
 	totLen   [NumFields]int64
@@ -103,7 +103,7 @@ func New(vec *Vectors, cfg Config) (*Index, error) {
 		scoring: cfg.Digest(vec.Digest()),
 		byName:  map[string]uint32{},
 		groups:  map[string]*group{},
-		termIDs: map[string]uint32{},
+		dict:    newDict(),
 	}, nil
 }
 
@@ -343,9 +343,9 @@ func (x *Index) insert(nd *doc, ks []keyTF) {
 	}
 	nd.terms = make([]uint32, 0, len(ks))
 	for _, k := range ks {
-		id, ok := x.termIDs[k.key]
+		id, ok := x.dict.get(k.key)
 		if !ok {
-			t := &term{key: k.key, vec: -1}
+			t := &term{vec: -1}
 			if i, ok := x.vec.index(word{fold: k.fold, key: k.key}); ok {
 				t.vec = i
 			}
@@ -357,7 +357,7 @@ func (x *Index) insert(nd *doc, ks []keyTF) {
 				id = uint32(len(x.terms))
 				x.terms = append(x.terms, t)
 			}
-			x.termIDs[k.key] = id
+			x.dict.put(k.key, id)
 		}
 		t := x.terms[id]
 		// A new slot is the largest; a freed one is inserted in order.
@@ -402,7 +402,7 @@ func (x *Index) remove(s uint32) {
 		i, _ := slices.BinarySearchFunc(t.postings, s, cmpSlot)
 		t.postings = slices.Delete(t.postings, i, i+1)
 		if len(t.postings) == 0 {
-			delete(x.termIDs, t.key)
+			x.dict.del(id)
 			x.terms[id] = nil
 			x.freeTerm = append(x.freeTerm, id)
 		}

@@ -184,7 +184,7 @@ func (x *Index) prompt(prompt string) []qword {
 		seen[w.key] = true
 		q := qword{key: w.key, id: -1, vec: -1}
 		df := int64(0)
-		if id, ok := x.termIDs[w.key]; ok {
+		if id, ok := x.dict.get(w.key); ok {
 			q.id = int64(id)
 			df = int64(len(x.terms[id].postings))
 		}

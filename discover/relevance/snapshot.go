@@ -44,7 +44,7 @@ func (x *Index) WriteSnapshot(w io.Writer) error {
 	str(x.scoring)
 	// Terms in order of first use by the documents in slot order: ids
 	// that are dense whatever was removed before.
-	ids := make(map[uint32]uint32, len(x.termIDs))
+	ids := make(map[uint32]uint32, x.dict.n)
 	var order []uint32
 	for _, d := range x.docs {
 		if d == nil {
@@ -61,7 +61,9 @@ func (x *Index) WriteSnapshot(w io.Writer) error {
 	buf = binary.AppendUvarint(buf, uint64(len(order)))
 	for _, id := range order {
 		t := x.terms[id]
-		str(t.key)
+		k := x.dict.bytes(id)
+		buf = binary.AppendUvarint(buf, uint64(len(k)))
+		buf = append(buf, k...)
 		buf = binary.AppendVarint(buf, int64(t.vec))
 		if len(buf) > 1<<15 {
 			if err := flush(); err != nil {
@@ -155,11 +157,16 @@ func (x *Index) readSnapshot(r *snapReader, nDocs, nTerms uint64) error {
 	vecMax := int64(x.vec.t.Len() - 1)
 	x.terms = make([]*term, 0, min(nTerms, 1<<16))
 	for i := uint64(0); i < nTerms && r.err == nil; i++ {
-		t := &term{key: r.str(), vec: int32(r.int(-1, vecMax))}
-		if _, dup := x.termIDs[t.key]; dup && r.err == nil {
-			r.err = errors.New("a term twice")
+		key := r.str()
+		t := &term{vec: int32(r.int(-1, vecMax))}
+		if r.err != nil {
+			break
 		}
-		x.termIDs[t.key] = uint32(i)
+		if _, dup := x.dict.get(key); dup || key == "" {
+			r.err = errors.New("a term twice or empty")
+			break
+		}
+		x.dict.put(key, uint32(i))
 		x.terms = append(x.terms, t)
 	}
 	x.docs = make([]*doc, 0, min(nDocs, 1<<16))
