@@ -1,6 +1,9 @@
 package relevance
 
-import "hash/maphash"
+import (
+	"hash/maphash"
+	"slices"
+)
 
 // dict maps the index's term keys to term ids. At 100,000 documents an
 // index holds about 400,000 terms, most of them word pairs held by one
@@ -65,7 +68,7 @@ func (d *dict) get(key string) (uint32, bool) {
 // put adds key, which the dict does not hold, as id.
 func (d *dict) put(key string, id uint32) {
 	if 4*(d.n+1) > 3*len(d.slots) {
-		d.grow()
+		d.grow(0)
 	}
 	for uint32(len(d.refs)) <= id {
 		d.refs = append(d.refs, keyRef{})
@@ -111,10 +114,27 @@ func (d *dict) del(id uint32) {
 	}
 }
 
-// grow doubles the table.
-func (d *dict) grow() {
+// reserve makes room for n keys without growing again (a snapshot's
+// terms, whose count it declares).
+func (d *dict) reserve(n int) {
+	size := 64
+	for 3*size < 4*n {
+		size *= 2
+	}
+	if size > len(d.slots) {
+		d.grow(size)
+	}
+	d.refs = slices.Grow(d.refs, n-len(d.refs))
+}
+
+// grow makes the table size slots long (a power of two), at least twice
+// what it was when 0.
+func (d *dict) grow(size int) {
 	old := d.slots
-	d.slots = make([]uint32, max(64, 2*len(old)))
+	if size == 0 {
+		size = max(64, 2*len(old))
+	}
+	d.slots = make([]uint32, size)
 	mask := uint64(len(d.slots) - 1)
 	for _, s := range old {
 		if s == 0 {

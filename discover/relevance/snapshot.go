@@ -156,6 +156,8 @@ func ReadSnapshot(r io.Reader, size int64, vec *Vectors, cfg Config) (*Index, er
 func (x *Index) readSnapshot(r *snapReader, nDocs, nTerms uint64) error {
 	vecMax := int64(x.vec.t.Len() - 1)
 	x.terms = make([]*term, 0, min(nTerms, 1<<16))
+	// Bounded like every count: damaged bytes may declare any.
+	x.dict.reserve(int(min(nTerms, 1<<20)))
 	for i := uint64(0); i < nTerms && r.err == nil; i++ {
 		key := r.str()
 		t := &term{vec: int32(r.int(-1, vecMax))}
