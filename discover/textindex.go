@@ -93,13 +93,19 @@ func (t *textIndex) startRel() {
 	})
 }
 
+// releaseMinDocs is the smallest relevance index after whose eager build
+// releaseBuild returns memory: below it the garbage is a few megabytes,
+// not worth a forced collection and the page faults that follow.
+const releaseMinDocs = 50_000
+
 // releaseBuild, at the end of the second of the eager builds (a server's,
 // before it reports ready), returns to the OS the memory the builds used
 // and no longer do: analysing 100,000 entries leaves as much garbage as
 // the indexes hold, which the runtime would otherwise keep resident for
 // minutes (issue 27: RSS at 100,000 entries). It costs one collection.
 func (t *textIndex) releaseBuild() {
-	if t.building.Add(-1) == 0 {
+	// The Add orders the other build's writes before this read.
+	if t.building.Add(-1) == 0 && t.rel != nil && t.rel.Len() >= releaseMinDocs {
 		debug.FreeOSMemory()
 	}
 }
