@@ -165,6 +165,7 @@ func buildRelevance(ctx context.Context, vec *relevance.Vectors, caps []registry
 			return nil, err
 		}
 	}
+	rx.Compact()
 	return rx, nil
 }
 

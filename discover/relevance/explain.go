@@ -48,10 +48,10 @@ func (x *Index) Explain(prompt string) Explanation {
 		}
 		if len(sc.cands) > 0 {
 			w.Credit = sc.vals[0][qi]
-			d := x.docs[sc.cands[0].slot]
+			s := sc.cands[0].slot
 			if q.id >= 0 {
-				if j, ok := slices.BinarySearchFunc(d.terms, uint32(q.id), func(p posting, id uint32) int { return cmp.Compare(p.id, id) }); ok {
-					w.Sat = x.sat(d.terms[j], d)
+				if p, ok := x.posting(uint32(q.id), s); ok {
+					w.Sat = x.sat(p, x.docs[s])
 				}
 			}
 		}

@@ -184,7 +184,7 @@ func (x *Index) prompt(prompt string) []qword {
 		seen[w.key] = true
 		q := qword{key: w.key, id: -1, vec: -1}
 		df := int64(0)
-		if id, ok := x.termIDs[w.key]; ok {
+		if id, ok := x.dict.get(w.key); ok {
 			q.id = int64(id)
 			df = int64(len(x.terms[id].postings))
 		}
@@ -353,8 +353,8 @@ func (x *Index) score(prompt string, c int, soft bool) scored {
 					if q.id < 0 {
 						continue
 					}
-					if j, ok := slices.BinarySearchFunc(md.terms, uint32(q.id), func(p posting, id uint32) int { return cmp.Compare(p.id, id) }); ok {
-						r[qi] = max(r[qi], x.sat(md.terms[j], md))
+					if p, ok := x.posting(uint32(q.id), m); ok {
+						r[qi] = max(r[qi], x.sat(p, md))
 					}
 				}
 			}
@@ -382,8 +382,8 @@ func (x *Index) score(prompt string, c int, soft bool) scored {
 		for qi, q := range qs {
 			var v int64
 			if q.id >= 0 {
-				if j, ok := slices.BinarySearchFunc(d.terms, uint32(q.id), func(p posting, id uint32) int { return cmp.Compare(p.id, id) }); ok {
-					v = x.sat(d.terms[j], d)
+				if p, ok := x.posting(uint32(q.id), b.slot); ok {
+					v = x.sat(p, d)
 				}
 			}
 			if soft && q.vec >= 0 {

@@ -450,3 +450,27 @@ func FuzzQuery(f *testing.F) {
 		}
 	})
 }
+
+// TestCompact: Compact trims every term's postings to their length and
+// changes no answer, and the index still takes changes afterwards.
+func TestCompact(t *testing.T) {
+	x := newIndex(t, fixture)
+	want := answers(t, x)
+	x.Compact()
+	for id, tm := range x.terms {
+		// No more room than a fresh copy of them has (size classes).
+		if tm != nil && cap(tm.postings) > cap(slices.Clone(tm.postings)) {
+			t.Errorf("term %q: %d postings in room for %d", x.dict.key(uint32(id)), len(tm.postings), cap(tm.postings))
+		}
+	}
+	if got := answers(t, x); got != want {
+		t.Fatalf("answers changed by Compact:\n%s\nwant\n%s", got, want)
+	}
+	d := fixture[0]
+	if !x.Remove(d.Name) || x.Add(d) != nil {
+		t.Fatal("remove and add after Compact")
+	}
+	if got := answers(t, x); got != want {
+		t.Fatal("answers changed by removing and adding a document after Compact")
+	}
+}

@@ -44,16 +44,16 @@ func (x *Index) WriteSnapshot(w io.Writer) error {
 	str(x.scoring)
 	// Terms in order of first use by the documents in slot order: ids
 	// that are dense whatever was removed before.
-	ids := make(map[uint32]uint32, len(x.termIDs))
+	ids := make(map[uint32]uint32, x.dict.n)
 	var order []uint32
 	for _, d := range x.docs {
 		if d == nil {
 			continue
 		}
-		for _, p := range d.terms {
-			if _, ok := ids[p.id]; !ok {
-				ids[p.id] = uint32(len(order))
-				order = append(order, p.id)
+		for _, id := range d.terms {
+			if _, ok := ids[id]; !ok {
+				ids[id] = uint32(len(order))
+				order = append(order, id)
 			}
 		}
 	}
@@ -61,7 +61,9 @@ func (x *Index) WriteSnapshot(w io.Writer) error {
 	buf = binary.AppendUvarint(buf, uint64(len(order)))
 	for _, id := range order {
 		t := x.terms[id]
-		str(t.key)
+		k := x.dict.bytes(id)
+		buf = binary.AppendUvarint(buf, uint64(len(k)))
+		buf = append(buf, k...)
 		buf = binary.AppendVarint(buf, int64(t.vec))
 		if len(buf) > 1<<15 {
 			if err := flush(); err != nil {
@@ -69,7 +71,7 @@ func (x *Index) WriteSnapshot(w io.Writer) error {
 			}
 		}
 	}
-	for _, d := range x.docs {
+	for s, d := range x.docs {
 		if d == nil {
 			continue
 		}
@@ -88,8 +90,9 @@ func (x *Index) WriteSnapshot(w io.Writer) error {
 			buf = binary.AppendVarint(buf, int64(v))
 		}
 		buf = binary.AppendUvarint(buf, uint64(len(d.terms)))
-		for _, p := range d.terms {
-			buf = binary.AppendUvarint(buf, uint64(ids[p.id]))
+		for _, id := range d.terms {
+			p, _ := x.posting(id, uint32(s))
+			buf = binary.AppendUvarint(buf, uint64(ids[id]))
 			buf = binary.AppendUvarint(buf, uint64(p.tf))
 		}
 		if len(buf) > 1<<15 {
@@ -153,15 +156,23 @@ func ReadSnapshot(r io.Reader, size int64, vec *Vectors, cfg Config) (*Index, er
 func (x *Index) readSnapshot(r *snapReader, nDocs, nTerms uint64) error {
 	vecMax := int64(x.vec.t.Len() - 1)
 	x.terms = make([]*term, 0, min(nTerms, 1<<16))
+	// Bounded like every count: damaged bytes may declare any.
+	x.dict.reserve(int(min(nTerms, 1<<20)))
 	for i := uint64(0); i < nTerms && r.err == nil; i++ {
-		t := &term{key: r.str(), vec: int32(r.int(-1, vecMax))}
-		if _, dup := x.termIDs[t.key]; dup && r.err == nil {
-			r.err = errors.New("a term twice")
+		key := r.str()
+		t := &term{vec: int32(r.int(-1, vecMax))}
+		if r.err != nil {
+			break
 		}
-		x.termIDs[t.key] = uint32(i)
+		if _, dup := x.dict.get(key); dup || key == "" {
+			r.err = errors.New("a term twice or empty")
+			break
+		}
+		x.dict.put(key, uint32(i))
 		x.terms = append(x.terms, t)
 	}
 	x.docs = make([]*doc, 0, min(nDocs, 1<<16))
+	var tfs []uint32
 	for s := uint32(0); uint64(s) < nDocs && r.err == nil; s++ {
 		d := &doc{name: r.str(), gid: -1}
 		copy(d.hash[:], r.bytes(32))
@@ -186,9 +197,11 @@ func (x *Index) readSnapshot(r *snapReader, nDocs, nTerms uint64) error {
 		if n > 0 && nTerms == 0 && r.err == nil {
 			r.err = errors.New("a posting without terms")
 		}
-		d.terms = make([]posting, 0, min(n, 1<<12))
+		d.terms = make([]uint32, 0, min(n, 1<<12))
+		tfs = tfs[:0]
 		for i := uint64(0); i < n && r.err == nil; i++ {
-			d.terms = append(d.terms, posting{id: uint32(r.uint(max(nTerms, 1) - 1)), tf: uint32(r.uint(math.MaxUint32))})
+			d.terms = append(d.terms, uint32(r.uint(max(nTerms, 1)-1)))
+			tfs = append(tfs, uint32(r.uint(math.MaxUint32)))
 		}
 		if r.err != nil {
 			break
@@ -201,11 +214,12 @@ func (x *Index) readSnapshot(r *snapReader, nDocs, nTerms uint64) error {
 		for f := range d.lens {
 			x.totLen[f] += int64(d.lens[f])
 		}
-		for _, p := range d.terms {
-			t := x.terms[p.id]
-			t.postings = append(t.postings, posting{s, p.tf})
+		// Slots are read in order, so each term's postings stay sorted.
+		for i, id := range d.terms {
+			t := x.terms[id]
+			t.postings = append(t.postings, posting{s, tfs[i]})
 		}
-		slices.SortFunc(d.terms, func(a, b posting) int { return cmp.Compare(a.id, b.id) })
+		slices.Sort(d.terms)
 	}
 	if r.err != nil {
 		return fmt.Errorf("%w: %v", ErrSnapshot, r.err)
@@ -214,6 +228,7 @@ func (x *Index) readSnapshot(r *snapReader, nDocs, nTerms uint64) error {
 		slices.SortFunc(g.members, func(a, b uint32) int { return cmp.Compare(x.docs[a].name, x.docs[b].name) })
 	}
 	x.n = int64(len(x.docs))
+	x.compact()
 	return nil
 }
 
