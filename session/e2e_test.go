@@ -138,6 +138,10 @@ func TestSessionAirline(t *testing.T) {
 	if codes(p) != "tool:F3" || p["session"].(map[string]any)["decision"] != "refused" {
 		t.Fatalf("undiscovered write: %v", p)
 	}
+	// Its record keeps why (a refused call has no footprint to read it from).
+	if fs, _ := p["session"].(map[string]any)["failures"].([]any); len(fs) != 1 || fs[0].(map[string]any)["code"] != "F3" {
+		t.Fatalf("the refused call's record keeps no failures: %v", p["session"])
+	}
 
 	// The cancellation the words asked for: admitted, filed twice.
 	out = c.want(http.StatusOK, http.MethodPost, "/v1/sessions/"+id+"/calls", token, map[string]any{

@@ -187,6 +187,9 @@ func (s *Service) Call(ctx context.Context, id hashing.Digest, tool string, args
 		}
 	} else {
 		rec.Decision, rec.Request = Refused, requestOf(tool, args)
+		if refusal != nil {
+			rec.Failures = refusal.Failures
+		}
 	}
 	out := Called{Response: resp, Err: cerr}
 	out.Record, err = s.store.AppendCall(ctx, id, rec)

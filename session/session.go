@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/groundgate/groundgate/calls"
+	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
 )
 
@@ -157,6 +158,11 @@ type Call struct {
 	// (calls.Session.Keep's), stored in the same transaction as the call.
 	Footprint    *calls.Footprint
 	FootprintRaw []byte
+	// Failures are why Γ refused the call (calls.Refusal's, as the 422
+	// answered them): a refused call has no footprint, so its record is
+	// where an auditor reads the rule that refused it. Only on a refused
+	// call.
+	Failures []ground.Failure
 }
 
 // CallRecord is a call as the session keeps it.
@@ -184,6 +190,10 @@ type CallRecord struct {
 	// (the state is full, or an observation was not well formed): the
 	// error's text; empty otherwise.
 	Unfiled string `json:"unfiled,omitempty"`
+	// Failures are why a refused call was refused (codes, fields, rules,
+	// the next call to make); absent on an admitted call, and on the
+	// refused calls of records made before they were kept.
+	Failures []ground.Failure `json:"failures,omitempty"`
 }
 
 // Filed is one place a result was filed: results[Tool][Key], Key being

@@ -228,7 +228,7 @@ func (s *Store) AppendCall(ctx context.Context, id hashing.Digest, c Call) (Call
 	)
 	err := s.inTx(ctx, id, writeOpen, func(tx store.Tx, h header) error {
 		rec = CallRecord{Seq: h.Calls, Request: c.Request, Tool: c.Tool, Decision: c.Decision, Outcome: c.Outcome,
-			At: s.now(), State: h.State, Filed: []Filed{}}
+			At: s.now(), State: h.State, Filed: []Filed{}, Failures: c.Failures}
 		if !c.Hash.IsZero() {
 			hash := c.Hash
 			rec.Hash = &hash
@@ -433,6 +433,8 @@ func checkCall(c Call) error {
 		return fmt.Errorf("%w: decision %q: %q or %q", ErrInvalid, clip(string(c.Decision), 32), Admitted, Refused)
 	case c.Decision == Refused && c.Outcome != "":
 		return fmt.Errorf("%w: a refused call has no outcome", ErrInvalid)
+	case c.Decision == Admitted && len(c.Failures) > 0:
+		return fmt.Errorf("%w: an admitted call has no failures", ErrInvalid)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/session"
 	"github.com/groundgate/groundgate/store/boltstore"
@@ -237,14 +239,21 @@ func TestOnlyTrustedResultsChangeTheState(t *testing.T) {
 				Outcome: tc.outcome, Read: want.Digest(), Observe: forged}
 			if tc.decision == session.Refused {
 				c.Hash = hashing.Digest{} // no footprint
+				c.Failures = []ground.Failure{{Field: "tool", Code: ground.F11, Codes: []ground.Code{ground.F11}, Detail: "refused", Policy: "airline.cancel", Core: []string{"rule"}}}
 			}
 			rec, err := d.st.AppendCall(ctx, s.ID, c)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if rec.Seq != i+1 || len(rec.Filed) != 0 || rec.State != want.Digest() || rec.Read == nil || *rec.Read != want.Digest() ||
-				(rec.Hash == nil) != (tc.decision == session.Refused) {
+				(rec.Hash == nil) != (tc.decision == session.Refused) || (len(rec.Failures) == 1) != (tc.decision == session.Refused) {
 				t.Fatalf("record: %+v", rec)
+			}
+			if tc.decision == session.Refused {
+				got, err := d.st.Get(ctx, s.ID)
+				if err != nil || len(got.Calls) <= rec.Seq || !reflect.DeepEqual(got.Calls[rec.Seq].Failures, c.Failures) {
+					t.Fatalf("the failures did not read back: %v %+v", err, got)
+				}
 			}
 			got, _ := d.st.State(ctx, s.ID)
 			if !bytes.Equal(got.Canonical(), want.Canonical()) {
@@ -378,6 +387,8 @@ func TestInvalidInput(t *testing.T) {
 		{"no tool", session.Call{Request: digest("r"), Decision: session.Refused}, session.ErrInvalid},
 		{"unknown decision", session.Call{Request: digest("r"), Hash: digest("h"), Tool: getRes, Decision: "maybe"}, session.ErrInvalid},
 		{"refused with an outcome", session.Call{Request: digest("r"), Tool: getRes, Decision: session.Refused, Outcome: session.OutcomeOK}, session.ErrInvalid},
+		{"admitted with failures", session.Call{Request: digest("r"), Hash: digest("h"), Tool: getRes, Decision: session.Admitted, Outcome: session.OutcomeOK,
+			Failures: []ground.Failure{{Field: "tool", Code: ground.F3, Codes: []ground.Code{ground.F3}, Detail: "not discovered"}}}, session.ErrInvalid},
 		{"no such session", session.Call{Request: digest("r"), Tool: getRes, Decision: session.Refused}, session.ErrNotFound},
 	} {
 		t.Run("call/"+tc.name, func(t *testing.T) {

@@ -290,6 +290,8 @@ await page.waitForSelector('#admin-state');
 const tl = await text('#timeline');
 check((await page.locator('#timeline li.refused').count()) === 1 && /Turn 0 \(host\)/.test(tl) && (await page.locator('#timeline li.call').count()) === 4, 'session: a timeline of the turn and four calls, one refused');
 check(/^sha256:[0-9a-f]{64}$/.test(await text('#state-digest')), 'session: the state digest');
+const why = await text('#timeline li.refused');
+check(/F11/.test(why) && /policy/.test(why) && /What to do/.test(why), 'session: the refused call shows why (its F-code, the policy and its rules, what to do)');
 await shot('session');
 await axe('session');
 // A call's footprint from the timeline: its seven layers.

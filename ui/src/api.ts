@@ -58,7 +58,10 @@ export const enc = encodeURIComponent;
 
 export interface Match { term: string; name: string; kind: string; mode: string; confidence: number; capability: string; disc?: string }
 export interface Discovery { id: string; registry: string; version: number; terms: string[]; matches: Match[]; unresolved: string[]; ok: boolean }
-export interface Failure { field: string; code: string; codes?: string[]; value?: unknown; detail: string; policy?: string; core?: string[] }
+export interface Failure {
+  field: string; code: string; codes?: string[]; value?: unknown; detail: string; policy?: string; core?: string[];
+  next?: { tool: string; arguments: unknown }; // the call that would supply what a rule needs (SPEC §15)
+}
 export interface Check { name: string; passed: boolean; failures: number }
 export interface Grounding {
   id: string; request: Record<string, unknown>; discovery: string; registry_version: number; registry: string; policies?: string;

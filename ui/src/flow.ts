@@ -1,5 +1,5 @@
 // Discovery, grounding and the failures' advice.
-import { api, ApiError, Discovery, enc, Grounding, Match } from './api';
+import { api, ApiError, Discovery, enc, Failure, Grounding, Match } from './api';
 import { badge, clear, digest, errorBox, fmt, add, h, pre, section, table } from './dom';
 import { go } from './router';
 
@@ -18,6 +18,17 @@ export const ADVICE: Record<string, string> = {
   F11: 'A policy forbids it: change the value the witness names (or narrow the grid) and ground again.',
   F12: 'The upstream declares the tool differently now: it is quarantined until an admin syncs.',
 };
+
+// failureTable shows failures as a grounding's decision or a refused
+// session call's record gives them: code, field, value, detail (with the
+// policy and its rules, and the call to make first), what to do.
+export function failureTable(failures: Failure[]): HTMLElement {
+  return table(['Code', 'Field', 'Value', 'Detail', 'What to do'], failures.map((f) => [
+    h('span', { class: 'code-badge' }, f.code), h('code', {}, f.field), fmt(f.value),
+    h('span', {}, f.detail, f.policy ? [' (policy ', h('a', { href: '/ui/policies' }, f.policy), f.core?.length ? ': ' + f.core.join(', ') : '', ')'] : null,
+      f.next ? [' — first call ', h('code', {}, `${f.next.tool} ${JSON.stringify(f.next.arguments)}`)] : null),
+    ADVICE[f.code] ?? '']));
+}
 
 const TIERS = ['exact', 'alias', 'tag', 'keyword', 'relevance'];
 
@@ -117,11 +128,7 @@ export async function groundingPage(main: HTMLElement, id: string): Promise<void
       h('dt', {}, 'Evidence'), h('dd', {}, digest(g.discovery, `/ui/discoveries/${g.discovery}`)),
       h('dt', {}, 'Registry'), h('dd', {}, `version ${g.registry_version} `, digest(g.registry, `/ui/registry/versions/${g.registry_version}`)),
       h('dt', {}, 'Policies'), h('dd', {}, digest(g.policies, '/ui/policies'))),
-    g.decision.failures.length ? section('Failures',
-      table(['Code', 'Field', 'Value', 'Detail', 'What to do'], g.decision.failures.map((f) => [
-        h('span', { class: 'code-badge' }, f.code), h('code', {}, f.field), fmt(f.value),
-        h('span', {}, f.detail, f.policy ? [' (policy ', h('a', { href: '/ui/policies' }, f.policy), f.core?.length ? ': ' + f.core.join(', ') : '', ')'] : null),
-        ADVICE[f.code] ?? '']))) : null,
+    g.decision.failures.length ? section('Failures', failureTable(g.decision.failures)) : null,
     section('Checks', table(['Check', 'Result', 'Failures'], g.decision.checks.map((c) => [c.name, badge(c.passed, 'passed', 'failed'), c.failures]))),
     section('Request', pre(g.request)),
     ok ? h('div', { class: 'actions' }, h('button', {

@@ -1,6 +1,7 @@
 // Registry, diffs, sessions, gateway, policies and fuzzing.
 import { api, ApiError, askToken, Diff, enc, LAYERS } from './api';
 import { badge, clear, digest, errorBox, fmt, add, h, pre, section, table } from './dom';
+import { failureTable } from './flow';
 import { go, render } from './router';
 
 type J = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -210,7 +211,8 @@ export async function sessionPage(main: HTMLElement, id: string): Promise<void> 
         when(c.at), h('span', { class: 'kind' }, `Call ${c.seq}: `, h('code', {}, c.tool)), ' ', badge(ok, 'admitted', c.decision),
         c.outcome ? h('div', {}, `outcome ${c.outcome}`, (c.filed as J[] ?? []).length ? ['; filed as ', (c.filed as J[]).map((f, i) => [i ? ', ' : '', h('code', {}, `${f.tool}[${f.key}]`)])] : '', c.unfiled ? `; not filed: ${c.unfiled}` : '') : null,
         ok ? null : h('div', {}, 'refused by Γ before it reached the upstream: nothing ran and the state is unchanged. Its request ', digest(c.request),
-          h('div', { class: 'muted' }, 'The session records that it was refused; why (each failure, F-code and policy) was the 422 answer to that call.')),
+          (c.failures as J[] | undefined)?.length ? h('div', { class: 'failures' }, failureTable(c.failures))
+            : h('div', { class: 'muted' }, 'This record predates kept failures: why it was refused was only the 422 answer to that call.')),
         h('div', { class: 'muted' }, 'state after ', digest(c.state), c.hash ? [' · footprint ', digest(c.hash, `/ui/calls/${c.hash}`)] : null)) });
     }
     evs.sort((x, y) => x.at.localeCompare(y.at));
