@@ -62,6 +62,9 @@ type upstreamsBody struct {
 }
 
 func (s *Server) getUpstreams(c echo.Context) error {
+	if err := pageQuery(c, "limit", "after"); err != nil {
+		return err
+	}
 	limit, err := pageLimit(c)
 	if err != nil {
 		return err

@@ -110,6 +110,9 @@ type registryPage struct {
 }
 
 func (s *Server) getRegistry(c echo.Context) error {
+	if err := pageQuery(c, "limit", "after", "version"); err != nil {
+		return err
+	}
 	limit, err := pageLimit(c)
 	if err != nil {
 		return err
@@ -142,6 +145,9 @@ func (s *Server) getRegistry(c echo.Context) error {
 }
 
 func (s *Server) getHistory(c echo.Context) error {
+	if err := pageQuery(c, "limit", "before"); err != nil {
+		return err
+	}
 	limit, err := pageLimit(c)
 	if err != nil {
 		return err

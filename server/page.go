@@ -2,8 +2,11 @@ package server
 
 import (
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 )
@@ -16,6 +19,36 @@ const (
 	defaultPageLimit = 100
 	maxPageLimit     = 1000
 )
+
+// pageQuery refuses a paged list's query unless it holds only the
+// parameters the path documents, each at most once, in UTF-8: one
+// spelling, like a body's keys (?limit=2&limit=3 or ?Limit=2 would
+// otherwise be read one way here and another by a proxy or a cache).
+func pageQuery(c echo.Context, allowed ...string) error {
+	for k, vs := range c.QueryParams() {
+		switch {
+		case !slices.Contains(allowed, k):
+			return newError(ptMalformed, "query parameter %q: this path takes %s", clipQuery(k), strings.Join(allowed, ", "))
+		case len(vs) > 1:
+			return newError(ptMalformed, "query parameter %q is given %d times: give it once", k, len(vs))
+		case !utf8.ValidString(vs[0]):
+			return newError(ptMalformed, "query parameter %q is not UTF-8", k)
+		}
+	}
+	return nil
+}
+
+// clipQuery keeps a refused parameter's name short and printable in a
+// problem's detail.
+func clipQuery(k string) string {
+	if !utf8.ValidString(k) {
+		return "(not UTF-8)"
+	}
+	if r := []rune(k); len(r) > 40 {
+		return string(r[:40]) + "…"
+	}
+	return k
+}
 
 // pageLimit reads ?limit: defaultPageLimit when absent, a 400 problem when
 // it is not an integer in 1…maxPageLimit.

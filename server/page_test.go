@@ -83,7 +83,8 @@ func TestRegistryPagination(t *testing.T) {
 	if r := a.json("GET", "/v1/registry?after="+last, "", 200); len(r["capabilities"].([]any)) != 0 || r["next"] != nil {
 		t.Errorf("?after=%s: %v", last, r)
 	}
-	wantMalformed(t, a, doc, "/v1/registry", "limit=0", "limit=1001", "limit=x", "version=x", "version=0&limit=1")
+	wantMalformed(t, a, doc, "/v1/registry", "limit=0", "limit=1001", "limit=x", "version=x", "version=0&limit=1",
+		"limit=2&limit=3", "Limit=2", "limt=2", "after=%ff", "after=a&after=b")
 	if r := a.do("GET", "/v1/registry?version=999&limit=1", nil); r.status != 404 {
 		t.Errorf("?version=999: %d, want 404", r.status)
 	}
@@ -115,5 +116,5 @@ func TestUpstreamsPagination(t *testing.T) {
 	if whole := a.json("GET", "/v1/upstreams", "", 200); len(whole["upstreams"].([]any)) != 5 || whole["next"] != nil {
 		t.Errorf("GET /v1/upstreams: %d upstreams, next %v; want all five and no next", len(whole["upstreams"].([]any)), whole["next"])
 	}
-	wantMalformed(t, a, doc, "/v1/upstreams", "limit=0", "limit=x")
+	wantMalformed(t, a, doc, "/v1/upstreams", "limit=0", "limit=x", "limit=1&limit=1", "before=1", "%ff=1")
 }

@@ -99,7 +99,7 @@ func TestHistoryPagination(t *testing.T) {
 	if pages != 2 || fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("%d pages gave %d versions, want 2 pages giving the 6 of one request", pages, len(got))
 	}
-	wantMalformed(t, a, doc, "/v1/registry/history", "limit=0", "limit=1001", "limit=x", "before=-1", "before=x")
+	wantMalformed(t, a, doc, "/v1/registry/history", "limit=0", "limit=1001", "limit=x", "before=-1", "before=x", "before=1&before=2", "after=x", "LIMIT=1")
 }
 
 // A morphism's P&L, as the equity curve needs it: one value per date,
