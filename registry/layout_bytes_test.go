@@ -21,10 +21,8 @@ import (
 // 600 entries, an alias edit, a change of three entries (one new, one
 // re-described, one given a new identity) and a second alias edit. The
 // clock is mustOpen's, so the bytes are the same on every run.
-func layoutSteps(t *testing.T, path string) {
+func layoutSteps(t *testing.T, s *Store) {
 	t.Helper()
-	s := mustOpen(t, path)
-	defer s.Close()
 	es := synthEntries(t, 600)
 	mustSeed(t, s, es)
 	e := es[7].Clone()
@@ -81,7 +79,9 @@ func layoutDump(t *testing.T, path string) string {
 // as it did then (testdata/grouped-v3.golden.json).
 func TestLayoutBytes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "layout.db")
-	layoutSteps(t, path)
+	s := mustOpen(t, path)
+	layoutSteps(t, s)
+	s.Close()
 	got := layoutDump(t, path)
 	if *update {
 		writeLayoutFixture(t, path, got)

@@ -184,6 +184,33 @@ func (s *Store) loadCurrent(ctx context.Context) error {
 	return nil
 }
 
+// reload makes the store's current version the engine's, reading only
+// what differs from cur (the snapshot this process had). Callers hold
+// writeMu.
+func (s *Store) reload(ctx context.Context, cur *Snapshot) error {
+	var snap *Snapshot
+	err := s.st.View(ctx, func(tx store.Tx) error {
+		v, err := currentVersion(tx)
+		if err != nil || v == cur.Version() {
+			return err
+		}
+		base := cur
+		if cur.Version() == 0 {
+			base = nil
+		}
+		snap, err = readVersion(ctx, tx, v, base)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("registry: reload current version: %w", err)
+	}
+	if snap != nil {
+		snap.log, snap.contracts = s.log, s.contracts
+		s.current.Store(snap)
+	}
+	return nil
+}
+
 func emptySnapshot() *Snapshot {
 	s := newSnapshot(VersionInfo{Registry: hashing.RegistryHash(nil), Change: Change{Names: []string{}}}, nil, &root{})
 	s.groups = &groupRoot{}
@@ -524,7 +551,10 @@ func (s *Store) commit(ctx context.Context, op string, preps []prepared) (*Snaps
 			return err
 		}
 		if v != cur.Version() {
-			return fmt.Errorf("%w: database is at version %d, memory at %d (another process wrote it?)", ErrCorrupt, v, cur.Version())
+			// Another replica over the same engine made a version since this
+			// process read its own (bbolt's file lock keeps a file to one
+			// process; a PostgreSQL engine is shared).
+			return fmt.Errorf("%w: the store is at version %d, this process at %d (another replica wrote it; apply again)", store.ErrConflict, v, cur.Version())
 		}
 		// Pages filled before they split (bbolt's default is half): the
 		// file of a bulk load is then half the size, and so is what an
@@ -577,6 +607,14 @@ func (s *Store) commit(ctx context.Context, op string, preps []prepared) (*Snaps
 		return tx.PutValue(metaName, keyCurrent, u64(info.Version))
 	})
 	if err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			// The version sequence is single (PutVersion): this process lost
+			// the race for info.Version. Catch up, so that the caller's next
+			// attempt applies on the version that won.
+			if rerr := s.reload(ctx, cur); rerr != nil {
+				err = errors.Join(err, rerr)
+			}
+		}
 		return nil, fmt.Errorf("registry: commit version %d: %w", info.Version, err)
 	}
 	s.current.Store(snap)
