@@ -12,43 +12,23 @@ import (
 
 	"github.com/groundgate/groundgate/errkind"
 	"github.com/groundgate/groundgate/hashing"
-	"github.com/groundgate/groundgate/internal/pgtest"
-	"github.com/groundgate/groundgate/internal/s3test"
-	"github.com/groundgate/groundgate/internal/testio"
 	"github.com/groundgate/groundgate/store"
 	"github.com/groundgate/groundgate/store/pgstore"
-	"github.com/groundgate/groundgate/store/s3store"
+	"github.com/groundgate/groundgate/store/pgstore/pgstoretest"
 )
 
 // The PostgreSQL cluster and the S3 server start only for the tests that
 // ask for them (TestOnPostgres…).
-func TestMain(m *testing.M) { testio.RunStopping(m, pgtest.Shared, s3test.Shared) }
+func TestMain(m *testing.M) { pgstoretest.Main(m) }
 
 // openPG opens the engine over a fresh database (and bucket: the engine
 // requires one, the registry keeps no blobs); reopen opens the same
 // place again, as another replica would.
 func openPG(t *testing.T) (st *pgstore.Store, reopen func() *pgstore.Store) {
 	t.Helper()
-	dsn := pgtest.DB(t)
-	srv, bucket := s3test.Bucket(t)
-	cfg, err := s3store.ParseURL("s3://"+bucket+"/groundgate?endpoint=http://"+srv.Endpoint+"&region="+s3test.Region,
-		func(k string) string {
-			return map[string]string{s3store.AccessKeyEnv: s3test.AccessKey, s3store.SecretKeyEnv: s3test.SecretKey}[k]
-		})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := pgstoretest.New(t)
 	reopen = func() *pgstore.Store {
-		t.Helper()
-		ctx := context.Background()
-		b, err := s3store.Open(ctx, cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := pgstore.Open(ctx, pgstore.Config{DSN: dsn, Blobs: b})
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := p.Open(t)
 		t.Cleanup(func() { st.Close() })
 		return st
 	}
