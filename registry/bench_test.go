@@ -10,6 +10,8 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/groundgate/groundgate/store/boltstore"
 )
 
 // synthEntries returns n entries with distinct behaviour, shaped like the
@@ -105,7 +107,7 @@ func BenchmarkRegistry100k(b *testing.B) {
 		// snapshot is in memory: every chunk and record decoded.
 		for i := 0; i < b.N; i++ {
 			err := s.DB().View(func(tx *bolt.Tx) error {
-				_, err := readVersion(ctx, tx, 1, nil)
+				_, err := readVersion(ctx, boltstore.Tx(tx), 1, nil)
 				return err
 			})
 			if err != nil {

@@ -1,4 +1,5 @@
-// Package registry stores groundgate's capability entries in bbolt.
+// Package registry stores groundgate's capability entries through the
+// storage layer (package store): a bbolt file, or PostgreSQL.
 //
 // An entry has a canonical name, a kind and four layers. Three of them —
 // semantic (sem), algebraic (alg) and implementation (impl) — say what the
@@ -7,7 +8,7 @@
 // aliases, tags and descriptions can evolve without invalidating evidence or
 // execution hashes. See docs/hashing.md for the pinned constructions.
 //
-// Every mutation of the store is one bbolt transaction and creates a new
+// Every mutation of the store is one store transaction and creates a new
 // numbered version; every version stays readable forever.
 package registry
 

@@ -13,6 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/store/boltstore"
 )
 
 // An open checks every record and chunk of the version it reads against
@@ -116,7 +117,7 @@ func TestOpenRefusesChangedRoot(t *testing.T) {
 			if err := tx.Bucket(bucketVersions).Put(u64(4), v); err != nil {
 				return err
 			}
-			if _, err := readVersion(ctx, tx, 4, nil); !errors.Is(err, ErrCorrupt) {
+			if _, err := readVersion(ctx, boltstore.Tx(tx), 4, nil); !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("byte %d of the root (%q…) changed: read %v, want ErrCorrupt", at, clip(root[at:]), err)
 			}
 			return errRollback
@@ -152,7 +153,10 @@ func forge(t *testing.T, path, name string, edit func(rec []byte, ref *chunkRef)
 	t.Helper()
 	rawUpdate(t, path, func(tx *bolt.Tx) error {
 		cb, rb := tx.Bucket(bucketChunks), tx.Bucket(bucketRecords)
-		n := currentVersion(tx)
+		n, err := currentVersion(boltstore.Tx(tx))
+		if err != nil {
+			t.Fatal(err)
+		}
 		doc, r := chunkList(t, tx, n)
 		b := bucketOf(name)
 		refs, _, err := decodeChunk(r[b], cb.Get(r[b].Key()))

@@ -3,7 +3,7 @@ package registry
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,6 +21,7 @@ import (
 	"github.com/groundgate/groundgate/contract"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/internal/buckets"
+	"github.com/groundgate/groundgate/store"
 	"github.com/groundgate/groundgate/store/boltstore"
 )
 
@@ -57,16 +58,18 @@ type Options struct {
 	Contracts *contract.Cache
 }
 
-// Store is the bbolt-backed registry. It is safe for concurrent use.
+// Store is the registry over a storage engine (package store): the bbolt
+// file Open opens, or any engine OpenEngine is given. It is safe for
+// concurrent use.
 type Store struct {
-	db        *bolt.DB
+	st        store.Store      // every read and write of the registry
+	engine    *boltstore.Store // the file Open opened; nil over another engine
 	log       *slog.Logger
 	now       func() time.Time
 	writeMu   sync.Mutex // orders commits with snapshot publication
 	screen    func(Entry) error
 	contracts *contract.Cache
 	current   atomic.Pointer[Snapshot]
-	engine    *boltstore.Store
 }
 
 // Open opens (creating if needed) the registry in the bbolt file at path.
@@ -81,61 +84,95 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	if opt.Timeout == 0 {
 		opt.Timeout = 5 * time.Second
 	}
-	bopt := &bolt.Options{Timeout: opt.Timeout, ReadOnly: opt.ReadOnly}
-	if !opt.ReadOnly && strconv.IntSize == 64 {
-		// Map the file at once at a size a large registry reaches. bbolt
-		// re-maps as the file grows, and each time copies every page the
-		// writing transaction holds: a 100,000-entry load re-mapped a dozen
-		// times copied gigabytes. This is address space, not memory.
-		bopt.InitialMmapSize = initialMmapSize
-	}
-	db, err := bolt.Open(path, 0o600, bopt)
-	if err != nil {
-		return nil, fmt.Errorf("registry: open %s: %w", path, err)
-	}
+	fopt := boltstore.FileOptions{Timeout: opt.Timeout, ReadOnly: opt.ReadOnly}
 	if !opt.ReadOnly {
-		db.AllocSize = allocSize
+		fopt.AllocSize = allocSize
+		if strconv.IntSize == 64 {
+			// Map the file at once at a size a large registry reaches. bbolt
+			// re-maps as the file grows, and each time copies every page the
+			// writing transaction holds: a 100,000-entry load re-mapped a
+			// dozen times copied gigabytes. This is address space, not memory.
+			fopt.InitialMmapSize = initialMmapSize
+		}
 	}
-	s := &Store{db: db, log: opt.Logger, now: opt.Now, screen: opt.Screen, contracts: opt.Contracts, engine: boltstore.Wrap(db)}
-	if err := buckets.Ensure(db, bucketMeta, bucketRecords, bucketChunks, bucketGroups, bucketVersions, bucketNames, bucketIdentities); err != nil {
-		db.Close()
+	bs, err := boltstore.OpenFile(path, fopt)
+	if err != nil {
+		return nil, fmt.Errorf("registry: %w", err)
+	}
+	// The registry's buckets exist from the first open, as they always
+	// have, so that a file's bucket list does not depend on its history.
+	if err := buckets.Ensure(bs.DB(), bucketMeta, bucketRecords, bucketChunks, bucketGroups, bucketVersions, bucketNames, bucketIdentities); err != nil {
+		bs.Close()
 		return nil, fmt.Errorf("registry: init %s: %w", path, err)
 	}
+	s, err := OpenEngine(ctx, bs, opt)
+	if err != nil {
+		bs.Close()
+		return nil, err
+	}
+	s.engine = bs
+	return s, nil
+}
+
+// OpenEngine opens the registry kept in st (a PostgreSQL engine, or a
+// bbolt one the caller opened): it reads and checks the current version.
+// Close does not close st. Options.Timeout and ReadOnly are the file's and
+// are not used.
+func OpenEngine(ctx context.Context, st store.Store, opt Options) (*Store, error) {
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	s := &Store{st: st, log: opt.Logger, now: opt.Now, screen: opt.Screen, contracts: opt.Contracts}
 	if err := s.loadCurrent(ctx); err != nil {
-		db.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-// DB exposes the underlying bbolt handle so other packages can keep their
-// own buckets in the same file. They must not touch "registry.*" buckets.
-func (s *Store) DB() *bolt.DB { return s.db }
+// DB exposes the underlying bbolt handle so that tests and tools can
+// reach the file; nil when the registry is not over a file Open opened.
+// Other packages keep their data through Engine, never in "registry.*"
+// buckets.
+func (s *Store) DB() *bolt.DB {
+	if s.engine == nil {
+		return nil
+	}
+	return s.engine.DB()
+}
 
 // Engine is the storage layer over the registry's file (package store):
 // the one every other package keeps its records, versions and logs in, so
 // that their writers share its group commits. It must not be used for
-// "registry.*" keyspaces.
+// "registry.*" keyspaces. Nil when the registry was given its engine
+// (OpenEngine).
 func (s *Store) Engine() *boltstore.Store { return s.engine }
 
-// Close closes the database file.
-func (s *Store) Close() error { return s.db.Close() }
+// Close closes the database file Open opened; over an engine given to
+// OpenEngine it does nothing.
+func (s *Store) Close() error {
+	if s.engine == nil {
+		return nil
+	}
+	return s.engine.Close()
+}
 
 // Current returns the current version. It does no I/O.
 func (s *Store) Current() *Snapshot { return s.current.Load() }
 
 func (s *Store) loadCurrent(ctx context.Context) error {
 	var snap *Snapshot
-	err := s.db.View(func(tx *bolt.Tx) error {
-		v := currentVersion(tx)
-		if v == 0 {
+	err := s.st.View(ctx, func(tx store.Tx) error {
+		v, err := currentVersion(tx)
+		if err != nil || v == 0 {
 			snap = emptySnapshot()
-			return nil
+			return err
 		}
-		var err error
 		snap, err = readVersion(ctx, tx, v, nil)
-		if vb := tx.Bucket(bucketVersions); vb != nil {
-			pageMapOf(tx).releaseAll(vb.Get(u64(v)))
+		if raw, verr := tx.Version(versionsName, v); verr == nil {
+			pagesOf(tx).ReleaseAllPages(raw)
 		}
 		return err
 	})
@@ -144,6 +181,33 @@ func (s *Store) loadCurrent(ctx context.Context) error {
 	}
 	snap.log, snap.contracts = s.log, s.contracts
 	s.current.Store(snap)
+	return nil
+}
+
+// reload makes the store's current version the engine's, reading only
+// what differs from cur (the snapshot this process had). Callers hold
+// writeMu.
+func (s *Store) reload(ctx context.Context, cur *Snapshot) error {
+	var snap *Snapshot
+	err := s.st.View(ctx, func(tx store.Tx) error {
+		v, err := currentVersion(tx)
+		if err != nil || v == cur.Version() {
+			return err
+		}
+		base := cur
+		if cur.Version() == 0 {
+			base = nil
+		}
+		snap, err = readVersion(ctx, tx, v, base)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("registry: reload current version: %w", err)
+	}
+	if snap != nil {
+		snap.log, snap.contracts = s.log, s.contracts
+		s.current.Store(snap)
+	}
 	return nil
 }
 
@@ -162,7 +226,7 @@ func (s *Store) Version(ctx context.Context, n uint64) (*Snapshot, error) {
 		return emptySnapshot(), nil
 	}
 	var snap *Snapshot
-	err := s.db.View(func(tx *bolt.Tx) error {
+	err := s.st.View(ctx, func(tx store.Tx) error {
 		var err error
 		snap, err = readVersion(ctx, tx, n, s.Current())
 		return err
@@ -177,9 +241,9 @@ func (s *Store) Version(ctx context.Context, n uint64) (*Snapshot, error) {
 // History lists every version's header, newest first.
 func (s *Store) History(ctx context.Context) ([]VersionInfo, error) {
 	var out []VersionInfo
-	err := s.db.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketVersions).Cursor()
-		for k, v := c.Last(); k != nil; k, v = c.Prev() {
+	err := s.st.View(ctx, func(tx store.Tx) error {
+		out = out[:0]
+		err := tx.Scan(versionsName, func(k, v []byte) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -188,8 +252,10 @@ func (s *Store) History(ctx context.Context) ([]VersionInfo, error) {
 				return err
 			}
 			out = append(out, d.VersionInfo)
-		}
-		return nil
+			return nil
+		})
+		slices.Reverse(out)
+		return err
 	})
 	return out, err
 }
@@ -426,7 +492,7 @@ func (s *Store) commit(ctx context.Context, op string, preps []prepared) (*Snaps
 			return nil, fmt.Errorf("registry: encode chunk %d: %w", b, err)
 		}
 		next[b] = d
-		chunkKVs = append(chunkKVs, keyValue{d.Key(), raw})
+		chunkKVs = append(chunkKVs, keyValue{k: d.Key(), v: raw, d: d})
 	}
 	var nextGroups groupRoot
 	var groupKVs []keyValue
@@ -443,7 +509,7 @@ func (s *Store) commit(ctx context.Context, op string, preps []prepared) (*Snaps
 		}
 		nextGroups[g] = d
 		if raw != nil {
-			groupKVs = append(groupKVs, keyValue{d.Key(), raw})
+			groupKVs = append(groupKVs, keyValue{k: d.Key(), v: raw, d: d})
 		}
 	}
 	snap.chunks, snap.groups = &next, &nextGroups
@@ -457,14 +523,14 @@ func (s *Store) commit(ctx context.Context, op string, preps []prepared) (*Snaps
 	// quadratic.
 	recKVs := make([]keyValue, len(preps))
 	for i, p := range preps {
-		recKVs[i] = keyValue{p.it.rec.Key(), p.record}
+		recKVs[i] = keyValue{k: p.it.rec.Key(), v: p.record, d: p.it.rec}
 	}
 	nameKVs := make([]keyValue, len(changedItems)) // changedItems are sorted by name
 	idKVs := make([]keyValue, len(changedItems))
 	for i, it := range changedItems {
 		id := it.cap.Identity.Key()
-		nameKVs[i] = keyValue{[]byte(it.cap.Name), id}
-		idKVs[i] = keyValue{id, it.rec.Key()}
+		nameKVs[i] = keyValue{k: []byte(it.cap.Name), v: id}
+		idKVs[i] = keyValue{k: id, v: it.rec.Key()}
 	}
 	var goneIDs [][]byte
 	for _, it := range changedItems {
@@ -476,61 +542,79 @@ func (s *Store) commit(ctx context.Context, op string, preps []prepared) (*Snaps
 		slices.SortFunc(kvs, func(a, b keyValue) int { return bytes.Compare(a.k, b.k) })
 	}
 
-	err = s.db.Update(func(tx *bolt.Tx) error {
+	err = s.st.Update(ctx, func(tx store.Tx) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if v := currentVersion(tx); v != cur.Version() {
-			return fmt.Errorf("%w: database is at version %d, memory at %d (another process wrote it?)", ErrCorrupt, v, cur.Version())
+		v, err := currentVersion(tx)
+		if err != nil {
+			return err
 		}
-		recs, cb, gb, vb := tx.Bucket(bucketRecords), tx.Bucket(bucketChunks), tx.Bucket(bucketGroups), tx.Bucket(bucketVersions)
-		nb, ib := tx.Bucket(bucketNames), tx.Bucket(bucketIdentities)
-		if gb == nil {
-			return fmt.Errorf("registry: bucket %s is missing (the file was opened read-only?)", bucketGroups)
+		if v != cur.Version() {
+			// Another replica over the same engine made a version since this
+			// process read its own (bbolt's file lock keeps a file to one
+			// process; a PostgreSQL engine is shared).
+			return fmt.Errorf("%w: the store is at version %d, this process at %d (another replica wrote it; apply again)", store.ErrConflict, v, cur.Version())
 		}
 		// Pages filled before they split (bbolt's default is half): the
 		// file of a bulk load is then half the size, and so is what an
 		// open reads. Versions only ever append.
-		for _, b := range []*bolt.Bucket{recs, cb, gb, nb, ib} {
-			b.FillPercent = 0.9
+		if fs, ok := tx.(fillSetter); ok {
+			for _, name := range []string{spaceRecords.Name, spaceChunks.Name, spaceGroups.Name, namesName, identitiesName} {
+				if err := fs.SetFillPercent(name, 0.9); err != nil {
+					return err
+				}
+			}
+			if err := fs.SetFillPercent(versionsName, 1); err != nil {
+				return err
+			}
 		}
-		vb.FillPercent = 1
 		// Content-addressed: bytes already stored are not written again
 		// (an entry changed back to an earlier state reuses its record).
 		for _, kvs := range []struct {
-			b   *bolt.Bucket
+			sp  store.Space
 			kvs []keyValue
-		}{{recs, recKVs}, {cb, chunkKVs}, {gb, groupKVs}} {
+		}{{spaceRecords, recKVs}, {spaceChunks, chunkKVs}, {spaceGroups, groupKVs}} {
 			for _, kv := range kvs.kvs {
-				if err := putIfChanged(kvs.b, kv.k, kv.v); err != nil {
+				if err := putIfChanged(tx, kvs.sp, kv); err != nil {
 					return err
 				}
 			}
 		}
-		if err := vb.Put(u64(info.Version), rootRaw); err != nil {
+		// The one version sequence: PutVersion refuses any number but the
+		// next (store.ErrConflict), in every engine and across processes.
+		if err := tx.PutVersion(versionsName, info.Version, rootRaw); err != nil {
 			return err
 		}
 		// The current-version indexes, for the changed names. Every old
 		// identity goes before any new one is written, so that two entries
 		// swapping identities in one change keep both.
 		for _, k := range goneIDs {
-			if err := ib.Delete(k); err != nil {
+			if err := tx.DeleteValue(identitiesName, k); err != nil {
 				return err
 			}
 		}
 		for _, kvs := range []struct {
-			b   *bolt.Bucket
-			kvs []keyValue
-		}{{nb, nameKVs}, {ib, idKVs}} {
+			name string
+			kvs  []keyValue
+		}{{namesName, nameKVs}, {identitiesName, idKVs}} {
 			for _, kv := range kvs.kvs {
-				if err := kvs.b.Put(kv.k, kv.v); err != nil {
+				if err := tx.PutValue(kvs.name, kv.k, kv.v); err != nil {
 					return err
 				}
 			}
 		}
-		return tx.Bucket(bucketMeta).Put(keyCurrent, u64(info.Version))
+		return tx.PutValue(metaName, keyCurrent, u64(info.Version))
 	})
 	if err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			// The version sequence is single (PutVersion): this process lost
+			// the race for info.Version. Catch up, so that the caller's next
+			// attempt applies on the version that won.
+			if rerr := s.reload(ctx, cur); rerr != nil {
+				err = errors.Join(err, rerr)
+			}
+		}
 		return nil, fmt.Errorf("registry: commit version %d: %w", info.Version, err)
 	}
 	s.current.Store(snap)
@@ -541,16 +625,30 @@ func (s *Store) commit(ctx context.Context, op string, preps []prepared) (*Snaps
 	return snap, nil
 }
 
-// keyValue is one write of a commit.
-type keyValue struct{ k, v []byte }
+// keyValue is one write of a commit; d is k's digest when k is one.
+type keyValue struct {
+	k, v []byte
+	d    hashing.Digest
+}
 
-// putIfChanged writes v under k unless exactly v is stored there; a stored
-// value that differs (one that no longer hashes to its key) is repaired.
-func putIfChanged(b *bolt.Bucket, k, v []byte) error {
-	if old := b.Get(k); old != nil && bytes.Equal(old, v) {
-		return nil
+// putIfChanged writes kv in sp unless exactly its bytes are stored there;
+// a stored value that differs (one that no longer hashes to its key) is
+// repaired, which PutRecord, trusting what is there, would not do.
+func putIfChanged(tx regTx, sp store.Space, kv keyValue) error {
+	has, err := tx.HasRecord(sp, kv.d)
+	if err != nil {
+		return err
 	}
-	return b.Put(k, v)
+	if has {
+		old, err := lookup(tx, sp.Name, kv.k)
+		if err != nil {
+			return err
+		}
+		if bytes.Equal(old, kv.v) {
+			return nil
+		}
+	}
+	return tx.PutValue(sp.Name, kv.k, kv.v)
 }
 
 // checkTwins refuses a change after which two names share one identity.
@@ -592,25 +690,10 @@ func checkTwins(cur *Snapshot, caps []Capability) error {
 	return nil
 }
 
-func currentVersion(tx *bolt.Tx) uint64 {
-	b := tx.Bucket(bucketMeta)
-	if b == nil {
-		return 0
-	}
-	v := b.Get(keyCurrent)
-	if len(v) != 8 {
-		return 0
-	}
-	return binary.BigEndian.Uint64(v)
-}
-
 // getChunk returns the stored bytes of chunk d, or nil (a database written
 // before chunks existed has no chunk bucket).
-func getChunk(tx *bolt.Tx, d hashing.Digest) []byte {
-	if b := tx.Bucket(bucketChunks); b != nil {
-		return b.Get(d.Key())
-	}
-	return nil
+func getChunk(tx regTx, d hashing.Digest) ([]byte, error) {
+	return lookup(tx, spaceChunks.Name, d.Key())
 }
 
 // readVersion loads version n and checks, on the way, every chunk and
@@ -624,14 +707,13 @@ func getChunk(tx *bolt.Tx, d hashing.Digest) []byte {
 // taken from base without reading it, and so is an entry whose record
 // digest base holds. Reading an old version then costs what differs
 // between it and base.
-func readVersion(ctx context.Context, tx *bolt.Tx, n uint64, base *Snapshot) (*Snapshot, error) {
-	vb := tx.Bucket(bucketVersions)
-	if vb == nil {
+func readVersion(ctx context.Context, tx regTx, n uint64, base *Snapshot) (*Snapshot, error) {
+	raw, err := tx.Version(versionsName, n)
+	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("registry version %d: %w", n, ErrNotFound)
 	}
-	raw := vb.Get(u64(n))
-	if raw == nil {
-		return nil, fmt.Errorf("registry version %d: %w", n, ErrNotFound)
+	if err != nil {
+		return nil, fmt.Errorf("registry version %d: %w", n, err)
 	}
 	doc, err := decodeVersion(u64(n), raw)
 	if err != nil {
@@ -647,7 +729,7 @@ func readVersion(ctx context.Context, tx *bolt.Tx, n uint64, base *Snapshot) (*S
 	if base != nil {
 		sh = base.shared()
 	}
-	pages := pageMapOf(tx)
+	pages := pagesOf(tx)
 
 	// The entries as the version lists them; those base holds come from
 	// base (from ≥ 0), the others are read below.
@@ -691,12 +773,15 @@ func readVersion(ctx context.Context, tx *bolt.Tx, n uint64, base *Snapshot) (*S
 				}
 				continue
 			}
-			raw := getChunk(tx, cd)
+			raw, err := getChunk(tx, cd)
+			if err != nil {
+				return nil, err
+			}
 			refs, got, err := decodeChunk(cd, raw)
 			if err != nil {
 				return nil, fmt.Errorf("version %d, bucket %d: %w", n, b, err)
 			}
-			pages.release(raw, raw)
+			pages.ReleasePages(raw, raw)
 			if int(got) != b {
 				return nil, fmt.Errorf("%w: version %d lists chunk %s of bucket %d in bucket %d", ErrCorrupt, n, cd, got, b)
 			}
@@ -732,7 +817,7 @@ func readVersion(ctx context.Context, tx *bolt.Tx, n uint64, base *Snapshot) (*S
 	// Read in key order, which is about file order: this goroutine seeks
 	// (a transaction is not for sharing), the workers hash and decode,
 	// each handing the run of pages it read back to the kernel once read
-	// (pages_linux.go), so that the file is never resident all at once.
+	// (pageReleaser, boltstore's pages_linux.go), so that the file is never resident all at once.
 	keys := make([][]byte, len(caps))
 	arena := make([]byte, 0, len(todo)*(len("sha256:")+2*hashing.Size))
 	for _, i := range todo {
@@ -765,25 +850,28 @@ func readVersion(ctx context.Context, tx *bolt.Tx, n uint64, base *Snapshot) (*S
 						}
 					}
 				}
-				pages.release(first, last)
+				pages.ReleasePages(first, last)
 			}
 		}()
 	}
-	c := tx.Bucket(bucketRecords).Cursor()
-	for lo := 0; lo < len(todo) && ctx.Err() == nil; lo += run {
+	var readErr error
+	for lo := 0; lo < len(todo) && ctx.Err() == nil && readErr == nil; lo += run {
 		js := todo[lo:min(lo+run, len(todo))]
 		for _, i := range js {
-			if k, v := c.Seek(keys[i]); bytes.Equal(k, keys[i]) {
-				raws[i] = v
+			if raws[i], readErr = lookup(tx, spaceRecords.Name, keys[i]); readErr != nil {
+				break
 			}
 		}
 		runs <- js
 		if lo > 0 && lo%(32*run) == 0 {
-			pages.releaseAll(raws[js[0]]) // see releaseAll: runs released one by one come back
+			pages.ReleaseAllPages(raws[js[0]]) // see ReleaseAllPages: runs released one by one come back
 		}
 	}
 	close(runs)
 	wg.Wait()
+	if readErr != nil {
+		return nil, fmt.Errorf("registry version %d: %w", n, readErr)
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -817,9 +905,8 @@ func readVersion(ctx context.Context, tx *bolt.Tx, n uint64, base *Snapshot) (*S
 // readGroups is the chunk list of a format-3 version: each group it lists
 // read and checked against its digest, or, when base (already loaded and
 // checked) has a group with that digest, taken from base.
-func readGroups(tx *bolt.Tx, n uint64, gr *groupRoot, base *Snapshot) (*root, error) {
+func readGroups(tx regTx, n uint64, gr *groupRoot, base *Snapshot) (*root, error) {
 	var r root
-	gb := tx.Bucket(bucketGroups)
 	for g, gd := range gr {
 		if gd.IsZero() {
 			continue
@@ -828,9 +915,9 @@ func readGroups(tx *bolt.Tx, n uint64, gr *groupRoot, base *Snapshot) (*root, er
 			*groupOf(&r, g) = *groupOf(base.chunks, g)
 			continue
 		}
-		var raw []byte
-		if gb != nil {
-			raw = gb.Get(gd.Key())
+		raw, err := lookup(tx, spaceGroups.Name, gd.Key())
+		if err != nil {
+			return nil, err
 		}
 		cs, err := decodeGroup(gd, raw)
 		if err != nil {

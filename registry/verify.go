@@ -13,6 +13,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/store"
+	"github.com/groundgate/groundgate/store/boltstore"
 )
 
 // VerifyReport summarises a full verification.
@@ -31,19 +33,19 @@ type VerifyReport struct {
 // indexes. It returns an error wrapping ErrCorrupt when anything
 // disagrees; the report lists every problem found, not only the first.
 func (s *Store) Verify(ctx context.Context) (VerifyReport, error) {
-	return VerifyDB(ctx, s.db)
+	return VerifyStore(ctx, s.st)
 }
 
 // VerifyFile verifies the registry in the bbolt file at path without
 // loading it first, so that a file whose current version is corrupt (and
 // which Open therefore refuses) can still be examined.
 func VerifyFile(ctx context.Context, path string) (VerifyReport, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: 5 * time.Second})
+	bs, err := boltstore.OpenFile(path, boltstore.FileOptions{ReadOnly: true, Timeout: 5 * time.Second})
 	if err != nil {
-		return VerifyReport{}, fmt.Errorf("registry: open %s: %w", path, err)
+		return VerifyReport{}, fmt.Errorf("registry: %w", err)
 	}
-	defer db.Close()
-	return VerifyDB(ctx, db)
+	defer bs.Close()
+	return VerifyStore(ctx, bs)
 }
 
 // VerifyDB is VerifyFile on an open database, in one read transaction, so
@@ -59,8 +61,15 @@ func VerifyFile(ctx context.Context, path string) (VerifyReport, error) {
 // identities changed (otherwise it is the parent's) — and still compared
 // with the recorded hash of every version.
 func VerifyDB(ctx context.Context, db *bolt.DB) (VerifyReport, error) {
+	return VerifyStore(ctx, boltstore.Wrap(db))
+}
+
+// VerifyStore is VerifyDB over any engine: the registry in st, read in
+// one View.
+func VerifyStore(ctx context.Context, st store.Viewer) (VerifyReport, error) {
 	rep := VerifyReport{Problems: []string{}}
-	err := db.View(func(tx *bolt.Tx) error {
+	err := st.View(ctx, func(tx store.Tx) error {
+		rep = VerifyReport{Problems: []string{}}
 		v := &verifier{tx: tx, rep: &rep}
 		return v.run(ctx)
 	})
@@ -74,7 +83,7 @@ func VerifyDB(ctx context.Context, db *bolt.DB) (VerifyReport, error) {
 }
 
 type verifier struct {
-	tx      *bolt.Tx
+	tx      regTx
 	rep     *VerifyReport
 	records map[hashing.Digest]*recordInfo
 	chunks  map[hashing.Digest]*chunkInfo
@@ -136,16 +145,7 @@ func (v *verifier) fail(err error) {
 }
 
 func (v *verifier) run(ctx context.Context) error {
-	recs := v.tx.Bucket(bucketRecords)
-	vers := v.tx.Bucket(bucketVersions)
-	if recs == nil || vers == nil {
-		if currentVersion(v.tx) != 0 {
-			v.problem("registry buckets are missing")
-		}
-		v.rep.Registry = hashing.RegistryHash(nil)
-		return nil
-	}
-	if err := v.checkRecords(ctx, recs); err != nil {
+	if err := v.checkRecords(ctx); err != nil {
 		return err
 	}
 	if err := v.checkChunks(ctx); err != nil {
@@ -154,29 +154,34 @@ func (v *verifier) run(ctx context.Context) error {
 	if err := v.checkGroups(ctx); err != nil {
 		return err
 	}
-	last, err := v.walkVersions(ctx, vers)
+	last, err := v.walkVersions(ctx)
 	if err != nil {
 		return err
 	}
-	cur := currentVersion(v.tx)
+	cur, err := currentVersion(v.tx)
+	if err != nil {
+		return err
+	}
 	v.rep.Current = cur
 	if last != cur {
 		v.problem("the last version stored is %d, the current version is %d", last, cur)
 	}
 	v.checkUnused()
-	v.checkIndexes()
-	return nil
+	return v.checkIndexes(ctx)
 }
 
 // checkRecords hashes and decodes every stored record, once (on every
 // core: at scale this is most of the work).
-func (v *verifier) checkRecords(ctx context.Context, recs *bolt.Bucket) error {
+func (v *verifier) checkRecords(ctx context.Context) error {
 	v.records = make(map[hashing.Digest]*recordInfo)
 	var (
 		ds   []hashing.Digest
 		raws [][]byte
 	)
-	err := recs.ForEach(func(k, raw []byte) error {
+	err := v.tx.Scan(spaceRecords.Name, func(k, raw []byte) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		v.rep.Records++
 		d, err := hashing.Parse(string(k))
 		if err != nil || d.Algorithm() != hashing.SHA256 {
@@ -206,12 +211,8 @@ func (v *verifier) checkRecords(ctx context.Context, recs *bolt.Bucket) error {
 // the file has no such bucket: it was written before it existed) and its
 // key parsed as a sha256 digest, counting the values in *n; a key that is
 // no such digest is a problem.
-func (v *verifier) eachDigestKeyed(ctx context.Context, bucket []byte, what string, n *int, fn func(d hashing.Digest, raw []byte)) error {
-	b := v.tx.Bucket(bucket)
-	if b == nil {
-		return nil
-	}
-	return b.ForEach(func(k, raw []byte) error {
+func (v *verifier) eachDigestKeyed(ctx context.Context, name, what string, n *int, fn func(d hashing.Digest, raw []byte)) error {
+	return v.tx.Scan(name, func(k, raw []byte) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -230,7 +231,7 @@ func (v *verifier) eachDigestKeyed(ctx context.Context, bucket []byte, what stri
 // of its entries against the record it names.
 func (v *verifier) checkChunks(ctx context.Context) error {
 	v.chunks = make(map[hashing.Digest]*chunkInfo)
-	return v.eachDigestKeyed(ctx, bucketChunks, "chunk", &v.rep.Chunks, func(d hashing.Digest, raw []byte) {
+	return v.eachDigestKeyed(ctx, spaceChunks.Name, "chunk", &v.rep.Chunks, func(d hashing.Digest, raw []byte) {
 		refs, b, err := decodeChunk(d, raw)
 		v.chunks[d] = &chunkInfo{refs: refs, bkt: b, ok: err == nil}
 		if err != nil {
@@ -250,7 +251,7 @@ func (v *verifier) checkChunks(ctx context.Context) error {
 // exists, is sound and is of the bucket at its place.
 func (v *verifier) checkGroups(ctx context.Context) error {
 	v.groups = make(map[hashing.Digest]*groupInfo)
-	return v.eachDigestKeyed(ctx, bucketGroups, "group", &v.rep.Groups, func(d hashing.Digest, raw []byte) {
+	return v.eachDigestKeyed(ctx, spaceGroups.Name, "group", &v.rep.Groups, func(d hashing.Digest, raw []byte) {
 		cs, err := decodeGroup(d, raw)
 		if err != nil {
 			v.fail(err)
@@ -276,21 +277,20 @@ func (v *verifier) checkRef(ref chunkRef) string {
 // walkVersions applies every version to the state in order and compares
 // what it records with what its entries give. It returns the last version
 // number stored.
-func (v *verifier) walkVersions(ctx context.Context, vers *bolt.Bucket) (uint64, error) {
+func (v *verifier) walkVersions(ctx context.Context) (uint64, error) {
 	v.st.hash = registryHashSorted(nil)
 	for b := range v.st.buckets {
 		v.st.buckets[b].hasDigest = true // empty, and the zero digest says so
 	}
 	var last uint64
-	c := vers.Cursor()
-	for k, raw := c.First(); k != nil; k, raw = c.Next() {
+	err := v.tx.Scan(versionsName, func(k, raw []byte) error {
 		if err := ctx.Err(); err != nil {
-			return last, err
+			return err
 		}
 		v.rep.Versions++
 		if len(k) != 8 {
 			v.problem("version key %x is not 8 bytes", k)
-			continue
+			return nil
 		}
 		n := binary.BigEndian.Uint64(k)
 		if n != last+1 {
@@ -301,13 +301,17 @@ func (v *verifier) walkVersions(ctx context.Context, vers *bolt.Bucket) (uint64,
 		if err != nil {
 			v.fail(err)
 			v.st.parentBad = true
-			continue
+			return nil
 		}
 		v.rep.Registry = doc.Registry
 		if doc.Parent != n-1 {
 			v.problem("version %d records parent %d, want %d", n, doc.Parent, n-1)
 		}
 		v.applyVersion(n, doc)
+		return nil
+	})
+	if err != nil {
+		return last, err
 	}
 	if last == 0 {
 		v.rep.Registry = hashing.RegistryHash(nil)
@@ -590,33 +594,52 @@ func (v *verifier) checkUnused() {
 }
 
 // checkIndexes compares the current-version indexes with the state after
-// the last version.
-func (v *verifier) checkIndexes() {
-	nb, ib := v.tx.Bucket(bucketNames), v.tx.Bucket(bucketIdentities)
-	if nb == nil || ib == nil {
-		if v.st.count > 0 {
-			v.problem("current-version indexes are missing")
-		}
-		return
+// the last version. It reads each index in one scan (one pass over a
+// keyspace, which an engine across a network serves in pages, not a
+// round trip per entry).
+func (v *verifier) checkIndexes(ctx context.Context) error {
+	index := func(name string) (map[string]string, error) {
+		m := map[string]string{}
+		err := v.tx.Scan(name, func(k, raw []byte) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			m[string(k)] = string(raw)
+			return nil
+		})
+		return m, err
+	}
+	names, err := index(namesName)
+	if err != nil {
+		return err
+	}
+	ids, err := index(identitiesName)
+	if err != nil {
+		return err
+	}
+	if len(names) == 0 && len(ids) == 0 && v.st.count > 0 {
+		v.problem("current-version indexes are missing")
+		return nil
 	}
 	if v.st.unknown == 0 {
-		if n := nb.Stats().KeyN; n != v.st.count {
+		if n := len(names); n != v.st.count {
 			v.problem("name index has %d keys, the current version has %d entries", n, v.st.count)
 		}
-		if n := ib.Stats().KeyN; n != v.st.count {
+		if n := len(ids); n != v.st.count {
 			v.problem("identity index has %d keys, the current version has %d entries", n, v.st.count)
 		}
 	}
 	for _, bs := range v.st.buckets {
 		for _, r := range bs.refs {
-			if got := string(nb.Get([]byte(r.Name))); got != r.Identity.String() {
+			if got := names[r.Name]; got != r.Identity.String() {
 				v.problem("name index: %q -> %q, want %s", r.Name, got, r.Identity)
 			}
-			if got := string(ib.Get(r.Identity.Key())); got != r.Record.String() {
+			if got := ids[r.Identity.String()]; got != r.Record.String() {
 				v.problem("identity index: %s -> %q, want record %s of %q", r.Identity, got, r.Record, r.Name)
 			}
 		}
 	}
+	return nil
 }
 
 // registryHashSorted is hashing.RegistryHash over identity strings that

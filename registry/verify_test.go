@@ -16,6 +16,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/store/boltstore"
 )
 
 // historyDB writes four versions over the fixture entries and returns the
@@ -119,7 +120,7 @@ func chunkList(t *testing.T, tx *bolt.Tx, n uint64) (*versionDoc, *root) {
 	if doc.groups == nil {
 		return doc, doc.chunks
 	}
-	r, err := readGroups(tx, n, doc.groups, nil)
+	r, err := readGroups(boltstore.Tx(tx), n, doc.groups, nil)
 	if err != nil {
 		t.Fatalf("version %d: %v", n, err)
 	}

@@ -65,7 +65,7 @@
 // Bytes returned inside a transaction are valid only until it ends (bbolt
 // hands out its memory map); copy what must outlive it.
 //
-// The bbolt engine is package store/bolt. Domain packages declare, where
+// The bbolt engine is package store/boltstore. Domain packages declare, where
 // they use it, the part of Tx they need, and take a Store.
 package store
 

@@ -271,3 +271,16 @@ func freePorts(n int) ([]int, error) {
 	}
 	return ports, nil
 }
+
+// URL is the --blobs URL of bucket on s: what an operator gives
+// s3store.ParseURL, with the credentials in the environment (Env).
+func (s *Server) URL(bucket string) string {
+	return "s3://" + bucket + "/groundgate?endpoint=http://" + s.Endpoint + "&region=" + Region
+}
+
+// Env is an environment holding the server's credentials under the names
+// S3 clients read (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY), for
+// s3store.ParseURL.
+func Env(k string) string {
+	return map[string]string{"AWS_ACCESS_KEY_ID": AccessKey, "AWS_SECRET_ACCESS_KEY": SecretKey}[k]
+}

@@ -116,30 +116,74 @@ func engineErr(err error) error {
 // call's footprint, calls.PutTx).
 func Tx(btx *bolt.Tx) store.Tx { return &tx{tx: btx} }
 
-// tx is one bbolt transaction seen as a store.Tx.
-type tx struct{ tx *bolt.Tx }
+// tx is one bbolt transaction seen as a store.Tx. It is used by one
+// goroutine at a time, as a bbolt transaction is.
+type tx struct {
+	tx *bolt.Tx
+	// buckets are the buckets opened in this transaction: a read-only
+	// bbolt transaction opens a bucket anew on every Bucket call (a seek
+	// and an allocation), which a registry open of 100,000 records would
+	// pay per record.
+	buckets map[string]*bolt.Bucket
+	// cursors are, in a read-only transaction, one cursor per bucket that
+	// every get seeks with (bolt.Bucket.Get allocates a cursor per call).
+	cursors map[string]*bolt.Cursor
+}
 
 // bucket is name's bucket, nil when it does not exist.
-func (t *tx) bucket(name string) *bolt.Bucket { return t.tx.Bucket([]byte(name)) }
+func (t *tx) bucket(name string) *bolt.Bucket {
+	if b, ok := t.buckets[name]; ok {
+		return b
+	}
+	b := t.tx.Bucket([]byte(name))
+	if b != nil {
+		if t.buckets == nil {
+			t.buckets = make(map[string]*bolt.Bucket)
+		}
+		t.buckets[name] = b
+	}
+	return b
+}
 
 // writable is name's bucket, created if need be, in a writing transaction.
 func (t *tx) writable(name string) (*bolt.Bucket, error) {
 	if !t.tx.Writable() {
 		return nil, fmt.Errorf("%s: %w", name, store.ErrReadOnly)
 	}
-	if b := t.tx.Bucket([]byte(name)); b != nil {
+	if b := t.bucket(name); b != nil {
 		return b, nil
 	}
 	b, err := t.tx.CreateBucket([]byte(name))
 	if err != nil {
 		return nil, fmt.Errorf("boltstore: create bucket %s: %w", name, err)
 	}
+	if t.buckets == nil {
+		t.buckets = make(map[string]*bolt.Bucket)
+	}
+	t.buckets[name] = b
 	return b, nil
 }
 
+// get is the value under key in name, nil when there is none (or it is a
+// nested bucket, which is not the store's).
 func (t *tx) get(name string, key []byte) []byte {
-	if b := t.bucket(name); b != nil {
-		return b.Get(key)
+	b := t.bucket(name)
+	if b == nil {
+		return nil
+	}
+	if t.tx.Writable() {
+		return b.Get(key) // writes move pages under a kept cursor
+	}
+	c, ok := t.cursors[name]
+	if !ok {
+		if t.cursors == nil {
+			t.cursors = make(map[string]*bolt.Cursor)
+		}
+		c = b.Cursor()
+		t.cursors[name] = c
+	}
+	if k, v := c.Seek(key); bytes.Equal(k, key) {
+		return v
 	}
 	return nil
 }

@@ -11,67 +11,32 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/groundgate/groundgate/hashing"
-	"github.com/groundgate/groundgate/internal/pgtest"
-	"github.com/groundgate/groundgate/internal/s3test"
-	"github.com/groundgate/groundgate/internal/testio"
 	"github.com/groundgate/groundgate/store"
 	"github.com/groundgate/groundgate/store/pgstore"
+	"github.com/groundgate/groundgate/store/pgstore/pgstoretest"
 	"github.com/groundgate/groundgate/store/s3store"
 	"github.com/groundgate/groundgate/store/storetest"
 )
 
 // One PostgreSQL cluster and one SeaweedFS per test binary; a database
 // and a bucket per test.
-func TestMain(m *testing.M) { testio.RunStopping(m, pgtest.Shared, s3test.Shared) }
+func TestMain(m *testing.M) { pgstoretest.Main(m) }
 
-// place is one test's database and bucket: what Open opens again after a
-// Close, as a restarted server would.
-type place struct {
-	dsn    string
-	s3     s3store.Config
-	bucket string
-}
+// place is one test's database and bucket (pgstoretest.Place).
+type place struct{ pgstoretest.Place }
 
-func newPlace(t testing.TB) place {
-	t.Helper()
-	dsn := pgtest.DB(t)
-	srv, bucket := s3test.Bucket(t)
-	// As an operator would give it (--blobs), credentials in the
-	// environment.
-	cfg, err := s3store.ParseURL("s3://"+bucket+"/groundgate?endpoint=http://"+srv.Endpoint+"&region="+s3test.Region,
-		func(k string) string {
-			return map[string]string{s3store.AccessKeyEnv: s3test.AccessKey, s3store.SecretKeyEnv: s3test.SecretKey}[k]
-		})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return place{dsn: dsn, bucket: bucket, s3: cfg}
-}
+func newPlace(t testing.TB) place { return place{pgstoretest.New(t)} }
 
-func (p place) blobs(t testing.TB) *s3store.Blobs {
-	t.Helper()
-	b, err := s3store.Open(context.Background(), p.s3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+func (p place) blobs(t testing.TB) *s3store.Blobs { return p.Blobs(t) }
 
-func (p place) open(t testing.TB) *pgstore.Store {
-	t.Helper()
-	s, err := pgstore.Open(context.Background(), pgstore.Config{DSN: p.dsn, Blobs: p.blobs(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
+func (p place) open(t testing.TB) *pgstore.Store { return p.Open(t) }
 
 // exec runs one SQL statement on the place's database, behind the
 // engine's back.
 func (p place) exec(t *testing.T, sql string, args ...any) pgconn.CommandTag {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, p.dsn)
+	conn, err := pgx.Connect(ctx, p.DSN)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +110,7 @@ func TestMigrateIdempotent(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.exec(t, `UPDATE store_schema SET version = version + 1`)
-	if _, err := pgstore.Open(ctx, pgstore.Config{DSN: p.dsn, Blobs: p.blobs(t)}); !errors.Is(err, pgstore.ErrSchema) {
+	if _, err := pgstore.Open(ctx, pgstore.Config{DSN: p.DSN, Blobs: p.blobs(t)}); !errors.Is(err, pgstore.ErrSchema) {
 		t.Errorf("Open of a newer schema: %v, want ErrSchema", err)
 	}
 }
