@@ -28,7 +28,7 @@ func pageQuery(c echo.Context, allowed ...string) error {
 	for k, vs := range c.QueryParams() {
 		switch {
 		case !slices.Contains(allowed, k):
-			return newError(ptMalformed, "query parameter %q: this path takes %s", clipQuery(k), strings.Join(allowed, ", "))
+			return newError(ptMalformed, "query parameter %q: this path takes %s", clipName(k), strings.Join(allowed, ", "))
 		case len(vs) > 1:
 			return newError(ptMalformed, "query parameter %q is given %d times: give it once", k, len(vs))
 		case !utf8.ValidString(vs[0]):
@@ -36,18 +36,6 @@ func pageQuery(c echo.Context, allowed ...string) error {
 		}
 	}
 	return nil
-}
-
-// clipQuery keeps a refused parameter's name short and printable in a
-// problem's detail.
-func clipQuery(k string) string {
-	if !utf8.ValidString(k) {
-		return "(not UTF-8)"
-	}
-	if r := []rune(k); len(r) > 40 {
-		return string(r[:40]) + "…"
-	}
-	return k
 }
 
 // pageLimit reads ?limit: defaultPageLimit when absent, a 400 problem when
