@@ -142,6 +142,10 @@ func (s *Store) Close() error {
 	return nil
 }
 
+// Pool is the engine's connection pool, for what shares the database
+// beside the store (the job queue of `groundgate worker`); closed by Close.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
 // Retries is how many times Update ran fn again after a serialisation
 // failure since Open.
 func (s *Store) Retries() int64 { return s.retries.Load() }
