@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -55,13 +56,18 @@ type Manager struct {
 	writeMu sync.Mutex
 	// base caches baseIdentity: in-force identity → base identity.
 	base sync.Map
+	// refused is, per name, the stored bytes Refresh could not start: not
+	// tried (nor logged) again on every refresh. Under writeMu.
+	refused map[string]string
 }
 
 // managed is one running upstream and the identities of its live tools.
 type managed struct {
-	up   *Upstream
-	cfg  Config
-	live atomic.Pointer[liveIndex]
+	up  *Upstream
+	cfg Config
+	// canon is cfg's stored form, which Refresh compares with the store's.
+	canon []byte
+	live  atomic.Pointer[liveIndex]
 }
 
 // liveIndex is one published tool list with each tool's identity
@@ -132,6 +138,11 @@ func (m *Manager) Close() error {
 
 func (m *Manager) start(name string, cfg Config) (*managed, error) {
 	mg := &managed{cfg: cfg.normalized()}
+	canon, err := mg.cfg.Canonical()
+	if err != nil {
+		return nil, err
+	}
+	mg.canon = canon
 	opts := m.opts
 	opts.OnTools = func(tl ToolList) { mg.index(tl, mg.cfg.Pin) }
 	up, err := New(name, cfg, opts)
@@ -180,10 +191,8 @@ func (m *Manager) Put(ctx context.Context, name string, cfg Config) (created boo
 	m.mu.RLock()
 	cur := m.ups[name]
 	m.mu.RUnlock()
-	if cur != nil {
-		if old, err := cur.cfg.Canonical(); err == nil && string(old) == string(canon) {
-			return false, nil
-		}
+	if cur != nil && string(cur.canon) == string(canon) {
+		return false, nil
 	}
 	if err := m.st.Update(ctx, func(tx store.Tx) error {
 		_, err := tx.Value(nameUpstreams, []byte(name))
@@ -196,6 +205,69 @@ func (m *Manager) Put(ctx context.Context, name string, cfg Config) (created boo
 		return created, err
 	}
 	return created, nil
+}
+
+// UpstreamsIn reads, in tx, every stored upstream configuration: name →
+// its stored bytes (copied). A replica compares them with the ones it runs
+// (Refresh) to follow what another replica put.
+func UpstreamsIn(tx store.Scanner) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	err := tx.Scan(nameUpstreams, func(k, v []byte) error {
+		out[string(k)] = bytes.Clone(v)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("gateway: read upstreams: %w", err)
+	}
+	return out, nil
+}
+
+// Refresh makes the running upstreams the stored ones, given as
+// UpstreamsIn read them: one another process sharing the engine added or
+// changed is (re)started, one no longer stored is stopped. Upstreams
+// already running as stored are left alone. It reports whether anything
+// changed.
+func (m *Manager) Refresh(stored map[string][]byte) bool {
+	m.writeMu.Lock()
+	defer m.writeMu.Unlock()
+	m.mu.RLock()
+	var gone []string
+	changed := map[string][]byte{}
+	for name, raw := range stored {
+		if mg := m.ups[name]; (mg == nil || string(mg.canon) != string(raw)) && m.refused[name] != string(raw) {
+			changed[name] = raw
+		}
+	}
+	for name := range m.ups {
+		if _, ok := stored[name]; !ok {
+			gone = append(gone, name)
+		}
+	}
+	m.mu.RUnlock()
+	for name, raw := range changed {
+		var c Config
+		err := hashing.DecodeStrict(raw, &c)
+		if err == nil {
+			_, err = m.start(name, c)
+		}
+		if err != nil {
+			if m.refused == nil {
+				m.refused = map[string]string{}
+			}
+			m.refused[name] = string(raw)
+			m.log.Error("upstream not started", "upstream", name, "error", err)
+		}
+	}
+	for _, name := range gone {
+		m.mu.Lock()
+		mg := m.ups[name]
+		delete(m.ups, name)
+		m.mu.Unlock()
+		if mg != nil {
+			go func() { _ = mg.up.Close() }()
+		}
+	}
+	return len(changed)+len(gone) > 0
 }
 
 // Names lists the configured upstreams, sorted.

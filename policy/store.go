@@ -199,6 +199,48 @@ func OpenStore(ctx context.Context, st Backend, now func() time.Time) (*Store, e
 // Current is the set in force. It does no I/O.
 func (s *Store) Current() *Set { return s.current.Load() }
 
+// LatestIn reads, in tx, the number of the newest version of the set the
+// store holds: what a replica compares with Current().Version to learn
+// that another replica put or deleted a policy (Refresh).
+func LatestIn(tx store.Versions) (uint64, error) {
+	n, _, err := tx.LatestVersion(nameVersions)
+	if err != nil {
+		return 0, fmt.Errorf("policy set: %w", err)
+	}
+	return n, nil
+}
+
+// Refresh puts the store's newest set in force when another process
+// sharing the engine (a replica over PostgreSQL) wrote one, and tells
+// OnChange's function. It reports whether the set in force changed.
+func (s *Store) Refresh(ctx context.Context) (bool, error) {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	return s.refresh(ctx)
+}
+
+// refresh is Refresh; callers hold writeMu.
+func (s *Store) refresh(ctx context.Context) (bool, error) {
+	cur := s.Current()
+	var set *Set
+	err := s.st.View(ctx, func(tx store.Tx) error {
+		n, err := LatestIn(tx)
+		if err != nil || n == cur.Version {
+			return err
+		}
+		set, err = readSet(ctx, tx, n)
+		return err
+	})
+	if err != nil || set == nil {
+		return false, err
+	}
+	s.current.Store(set)
+	if f := s.changed.Load(); f != nil {
+		(*f)(set)
+	}
+	return true, nil
+}
+
 func latest(ctx context.Context, tx reader) (*Set, error) {
 	n, _, err := tx.LatestVersion(nameVersions)
 	if err != nil {
@@ -352,6 +394,13 @@ func (s *Store) commit(ctx context.Context, cur, next *Set, ch Change, id hashin
 		return tx.PutVersion(nameVersions, next.Version, doc)
 	})
 	if err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			// Another replica made this version first: catch up, so that
+			// the writer's next attempt applies on the set that won.
+			if _, rerr := s.refresh(ctx); rerr != nil {
+				err = errors.Join(err, rerr)
+			}
+		}
 		return fmt.Errorf("policy: store version %d: %w", next.Version, err)
 	}
 	s.current.Store(next)

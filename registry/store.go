@@ -211,6 +211,27 @@ func (s *Store) reload(ctx context.Context, cur *Snapshot) error {
 	return nil
 }
 
+// CurrentIn reads, in tx, the number of the current version the store
+// holds: what a replica compares with Current().Version() to learn that
+// another replica wrote (Refresh). 0 for an empty registry.
+func CurrentIn(tx store.Values) (uint64, error) {
+	return currentVersion(tx)
+}
+
+// Refresh makes Current the store's current version when another process
+// sharing the engine (a replica over PostgreSQL) made a newer one, reading
+// only what differs. Over a file this process holds alone it finds
+// nothing to do. It reports whether the current version changed.
+func (s *Store) Refresh(ctx context.Context) (bool, error) {
+	s.writeMu.Lock()
+	defer s.writeMu.Unlock()
+	cur := s.Current()
+	if err := s.reload(ctx, cur); err != nil {
+		return false, err
+	}
+	return s.Current() != cur, nil
+}
+
 func emptySnapshot() *Snapshot {
 	s := newSnapshot(VersionInfo{Registry: hashing.RegistryHash(nil), Change: Change{Names: []string{}}}, nil, &root{})
 	s.groups = &groupRoot{}

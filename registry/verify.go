@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/store"
 	"github.com/groundgate/groundgate/store/boltstore"
@@ -48,9 +46,8 @@ func VerifyFile(ctx context.Context, path string) (VerifyReport, error) {
 	return VerifyStore(ctx, bs)
 }
 
-// VerifyDB is VerifyFile on an open database, in one read transaction, so
-// that a whole-file check can verify the registry and other buckets of the
-// same file together.
+// VerifyStore verifies the registry in st (bbolt or PostgreSQL), read in
+// one View.
 //
 // Its cost is what is stored, not versions × entries: every record is
 // hashed and decoded once, every chunk and group once, every version's
@@ -60,12 +57,6 @@ func VerifyFile(ctx context.Context, path string) (VerifyReport, error) {
 // parent's, and its registry hash is recomputed only when its multiset of
 // identities changed (otherwise it is the parent's) — and still compared
 // with the recorded hash of every version.
-func VerifyDB(ctx context.Context, db *bolt.DB) (VerifyReport, error) {
-	return VerifyStore(ctx, boltstore.Wrap(db))
-}
-
-// VerifyStore is VerifyDB over any engine: the registry in st, read in
-// one View.
 func VerifyStore(ctx context.Context, st store.Viewer) (VerifyReport, error) {
 	rep := VerifyReport{Problems: []string{}}
 	err := st.View(ctx, func(tx store.Tx) error {

@@ -84,6 +84,8 @@ const (
 	ptCallRefused     = "call-refused"
 	ptResultRefused   = "result-refused"
 	ptSessionClosed   = "session-closed"
+	// A shared store (SPEC §17).
+	ptWriteConflict = "write-conflict"
 )
 
 // retryAfterSeconds is what a busy executor asks a client to wait: about
@@ -142,6 +144,7 @@ var problemTypes = map[string]struct {
 	ptCallRefused:     {kind: errkind.Refused, status: http.StatusUnprocessableEntity, title: "Call not admitted"},
 	ptResultRefused:   {kind: errkind.Refused, status: http.StatusUnprocessableEntity, title: "Call result refused"},
 	ptSessionClosed:   {kind: errkind.Conflict, status: http.StatusConflict, title: "Session closed", hint: ": open a new session"},
+	ptWriteConflict:   {kind: errkind.Conflict, status: http.StatusConflict, title: "Write conflict", detail: "another server sharing the store wrote first; send the request again: it applies on what won"},
 	// An upstream's failures: the gateway's sentinels carry these codes
 	// (gateway.Kind records the same in call footprints).
 	"upstream-timeout":           {kind: errkind.Unavailable, status: http.StatusGatewayTimeout, title: "Upstream timed out", quiet: true},

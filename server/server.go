@@ -107,6 +107,12 @@ type Config struct {
 	HeaderLimit int
 	// Logger receives access and error logs (discarded when nil).
 	Logger *slog.Logger
+	// Refresh, when set, runs before every request that reads stored
+	// state (not health, metrics, the API description or the UI's files):
+	// a replica over a shared store brings its in-memory views up to
+	// date with it there. Its error is the request's answer (a store
+	// outage is kind unavailable: 503).
+	Refresh func(ctx context.Context) error
 }
 
 // Server is the HTTP API. Build it with New and serve Handler().
@@ -175,6 +181,9 @@ func New(d Deps, cfg Config) *Server {
 	e.Use(s.limitHeader)
 	e.Use(s.checkBody)
 	e.Use(decodeParams)
+	if cfg.Refresh != nil {
+		e.Use(s.refresh)
+	}
 
 	// RFC 9110 §9.3.2: HEAD is answered wherever GET is, with GET's status
 	// and headers; net/http drops the body.
@@ -217,6 +226,20 @@ func New(d Deps, cfg Config) *Server {
 	routeUI(get)
 	s.echo = e
 	return s
+}
+
+// refresh runs Config.Refresh before a request that reads stored state.
+func (s *Server) refresh(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		switch p := c.Request().URL.Path; {
+		case p == "/healthz", p == "/readyz", p == "/metrics", p == "/openapi.json", strings.HasPrefix(p, "/ui/"):
+		default:
+			if err := s.cfg.Refresh(c.Request().Context()); err != nil {
+				return err
+			}
+		}
+		return next(c)
+	}
 }
 
 // DefaultHeaderLimit is the default Config.HeaderLimit.

@@ -12,8 +12,11 @@ var (
 	// or blob that does not hash to its key, a key that is not a digest.
 	ErrCorrupt = errkind.New(errkind.Corrupt, "store: corrupt")
 	// ErrConflict is returned when a version or log entry is written at a
-	// position that is taken or not next.
-	ErrConflict = errkind.New(errkind.Conflict, "store: conflict")
+	// position that is taken or not next: on a shared store, another
+	// replica wrote first. Its code names the problem a client gets
+	// (409 write-conflict): the same request, sent again, applies on what
+	// won.
+	ErrConflict = errkind.Coded(errkind.Conflict, "write-conflict", "store: conflict")
 	// ErrReadOnly is returned when a read-only transaction, or a store
 	// opened read-only (a file opened by `registry verify`, a PostgreSQL
 	// standby), is asked to write: the store cannot take writes now, which

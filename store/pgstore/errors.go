@@ -11,6 +11,7 @@ var (
 	// keep touching what it reads; later may succeed.
 	ErrContention = errkind.New(errkind.Busy, "pgstore: contention")
 	// ErrSchema is returned by Open when the database's schema is newer
-	// than this build knows (a newer groundgate migrated it).
-	ErrSchema = errkind.New(errkind.Conflict, "pgstore: schema")
+	// than this build knows (a newer groundgate migrated it): this build
+	// cannot serve that database (kind unavailable), a newer one can.
+	ErrSchema = errkind.New(errkind.Unavailable, "pgstore: schema")
 )

@@ -23,7 +23,14 @@ type Place struct {
 	DSN    string
 	S3     s3store.Config
 	Bucket string
+	// BlobsURL is the bucket as --blobs gives it (s3://…), its
+	// credentials in Env.
+	BlobsURL string
 }
+
+// Env is the environment the credentials of every place's bucket are
+// read from (s3store.ParseURL's env).
+func Env(k string) string { return s3test.Env(k) }
 
 // New makes a place; it skips tb where PostgreSQL or weed is missing
 // (fails it under GROUNDGATE_REQUIRE_TOOLS).
@@ -33,11 +40,12 @@ func New(tb testing.TB) Place {
 	srv, bucket := s3test.Bucket(tb)
 	// As an operator would give it (--blobs), credentials in the
 	// environment.
-	cfg, err := s3store.ParseURL(srv.URL(bucket), s3test.Env)
+	u := srv.URL(bucket)
+	cfg, err := s3store.ParseURL(u, s3test.Env)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return Place{DSN: dsn, S3: cfg, Bucket: bucket}
+	return Place{DSN: dsn, S3: cfg, Bucket: bucket, BlobsURL: u}
 }
 
 // Blobs opens the place's bucket.
@@ -63,3 +71,10 @@ func (p Place) Open(tb testing.TB) *pgstore.Store {
 // Main runs a test binary's tests, then stops its cluster and S3 server:
 // call it from TestMain.
 func Main(m *testing.M) { testio.RunStopping(m, pgtest.Shared, s3test.Shared) }
+
+// Stop stops the cluster and the S3 server: for a TestMain that cannot
+// call Main (testscript's runs m itself), after its tests ran.
+func Stop() {
+	pgtest.Shared.Stop()
+	s3test.Shared.Stop()
+}
