@@ -15,11 +15,11 @@ import (
 
 type registryCmd struct{}
 
-const registryUsage = `registry <subcommand> [--db FILE] [args]
+const registryUsage = `registry <subcommand> [--db FILE | --store DSN --blobs URL] [args]
 
 subcommands:
   export               print the current registry (the GET /v1/registry body)
-  verify               check the whole file: identities, registry hashes, evidence, groundings, footprints, call footprints, blobs
+  verify               check the whole store: identities, registry hashes, evidence, groundings, footprints, call footprints, blobs
   list                 one line per capability: name, kind, identity
   show NAME            one capability (the GET /v1/registry/capabilities/{name} body)
   history              every version, newest first
@@ -35,8 +35,9 @@ func (r *registryCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 		return nil
 	}
 	sub, args := args[0], args[1:]
-	fs := cli.newFlags("registry "+sub, "registry "+sub+" [--db FILE]")
-	db := fs.String("db", defaultDB, "bbolt database `file`")
+	fs := cli.newFlags("registry "+sub, "registry "+sub+" [--db FILE | --store DSN --blobs URL]")
+	where := addStoreFlags(fs, "bbolt database `file`")
+	db := where.db
 	asJSON := fs.Bool("json", false, "print JSON (list, history)")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -51,16 +52,37 @@ func (r *registryCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 		return fmt.Errorf("%w: %s takes %d argument(s), got %d", errUsage, sub, n, len(pos))
 	}
 
-	if sub == "verify" {
-		return verify(ctx, cli, *db)
-	}
-	mode := app.OpenReadOnly
-	if sub == "put" {
-		mode = app.OpenWrite
-	}
-	s, err := app.OpenRegistry(ctx, *db, mode)
+	shared, err := where.shared()
 	if err != nil {
 		return err
+	}
+	if shared && sub == "put" {
+		return fmt.Errorf("%w: put writes a file; on a shared store, put entries through a server (PUT /v1/registry/capabilities/{name})", errUsage)
+	}
+	if sub == "verify" {
+		if shared {
+			return verifyShared(ctx, cli, *where.store, *where.blobs)
+		}
+		return verify(ctx, cli, *db)
+	}
+	var s *registry.Store
+	if shared {
+		pg, err := app.OpenShared(ctx, *where.store, *where.blobs, cli.Getenv, nil)
+		if err != nil {
+			return err
+		}
+		defer pg.Close()
+		if s, err = registry.OpenEngine(ctx, pg, registry.Options{}); err != nil {
+			return err
+		}
+	} else {
+		mode := app.OpenReadOnly
+		if sub == "put" {
+			mode = app.OpenWrite
+		}
+		if s, err = app.OpenRegistry(ctx, *db, mode); err != nil {
+			return err
+		}
 	}
 	defer s.Close()
 	cur := s.Current()
@@ -132,12 +154,33 @@ func verify(ctx context.Context, cli *CLI, db string) error {
 	if err != nil && len(rep.Problems) == 0 {
 		return app.HintLocked(err, db)
 	}
+	return report(cli, db, rep)
+}
+
+// verifyShared is verify on a shared store: the same checks, by the same
+// code, through the storage layer.
+func verifyShared(ctx context.Context, cli *CLI, dsn, blobs string) error {
+	pg, err := app.OpenShared(ctx, dsn, blobs, cli.Getenv, nil)
+	if err != nil {
+		return err
+	}
+	defer pg.Close()
+	rep, err := app.VerifyStore(ctx, pg, "the shared store")
+	if err != nil && len(rep.Problems) == 0 {
+		return err
+	}
+	return report(cli, "the shared store", rep)
+}
+
+// report prints what verify found: every problem and a summary on stderr
+// (exit status 1), else one line of counts.
+func report(cli *CLI, name string, rep app.Report) error {
 	reg := rep.Registry
 	for _, p := range rep.Problems {
 		fmt.Fprintf(cli.Stderr, "MISMATCH: %s\n", p)
 	}
 	if len(rep.Problems) > 0 {
-		fmt.Fprintf(cli.Stderr, "groundgate registry verify: %s: %d problem(s) in %d version(s), %d record(s)\n", db, len(rep.Problems), reg.Versions, reg.Records)
+		fmt.Fprintf(cli.Stderr, "groundgate registry verify: %s: %d problem(s) in %d version(s), %d record(s)\n", name, len(rep.Problems), reg.Versions, reg.Records)
 		return exitError{code: 1}
 	}
 	fmt.Fprintf(cli.Stdout, "ok: %d version(s), %d record(s) verified; version %d, registry %s; also %d chunk(s), %d group(s), %d evidence record(s), %d grounding record(s), %d footprint(s), %d call(s), %d session(s), %d blob(s)\n",

@@ -18,9 +18,9 @@ import (
 type serveCmd struct{}
 
 func (serveCmd) Run(ctx context.Context, cli *CLI, args []string) error {
-	fs := cli.newFlags("serve", "serve [--addr HOST:PORT] [--db FILE] [--key FILE] [--data DIR] [--max-cells N] [--max-held-bytes N] [--max-executions N] [--max-queued N] [--solver z3|cvc5] [--policy-timeout D] [--clock RFC3339] [--refuse-poisoned-disc] [--repair-llm [--repair-llm-proposals N] [--repair-llm-timeout D]]")
+	fs := cli.newFlags("serve", "serve [--addr HOST:PORT] [--db FILE | --store DSN --blobs URL] [--key FILE] [--data DIR] [--max-cells N] [--max-held-bytes N] [--max-executions N] [--max-queued N] [--solver z3|cvc5] [--policy-timeout D] [--clock RFC3339] [--refuse-poisoned-disc] [--repair-llm [--repair-llm-proposals N] [--repair-llm-timeout D]]")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen `address`")
-	db := fs.String("db", defaultDB, "bbolt database `file` (created and seeded when new)")
+	where := addStoreFlags(fs, "bbolt database `file` (created and seeded when new)")
 	data := fs.String("data", "", "data root `dir`: request data sources resolve inside it (default: the bundled sample data)")
 	key := fs.String("key", "", keyUsage)
 	maxCells := fs.Int64("max-cells", execution.DefaultMaxCells, "work budget of one execution in `cells` (admissible morphisms × data rows × data columns); larger grids are refused with 422")
@@ -40,6 +40,17 @@ func (serveCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 	}
 	if len(pos) > 0 {
 		return fmt.Errorf("%w: serve takes no arguments", errUsage)
+	}
+	shared, err := where.shared()
+	if err != nil {
+		return err
+	}
+	db := *where.db
+	if shared {
+		if *key == "" {
+			return fmt.Errorf("%w: a shared store needs --key FILE: there is no database file to keep the attestation key beside, and every server sharing the store must sign with the same key", errUsage)
+		}
+		db = ""
 	}
 	if *policyTimeout <= 0 {
 		return fmt.Errorf("%w: --policy-timeout must be positive", errUsage)
@@ -69,7 +80,7 @@ func (serveCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 			return fmt.Errorf("%w: --%s must be positive", errUsage, f.name)
 		}
 	}
-	cfg := app.Config{Addr: *addr, DB: *db, Data: *data, KeyFile: *key, AdminToken: cli.Getenv("GROUNDGATE_ADMIN_TOKEN"), Logger: logger,
+	cfg := app.Config{Addr: *addr, DB: db, Store: *where.store, Blobs: *where.blobs, Env: cli.Getenv, Data: *data, KeyFile: *key, AdminToken: cli.Getenv("GROUNDGATE_ADMIN_TOKEN"), Logger: logger,
 		Exec:   execution.Options{MaxCells: *maxCells, MaxHeldBytes: *maxHeld, MaxConcurrent: *maxRunning, MaxQueued: *maxQueued},
 		Solver: *solver, PolicyTimeout: *policyTimeout, RefusePoisonedDisc: *refusePoisoned, Clock: fixed}
 	if *repairLLM {

@@ -1,6 +1,7 @@
-// Package app wires groundgate's parts together: the bbolt store, the
-// built-in catalog, discovery, the gate, the executor, the data root and
-// the HTTP server. The commands in cmd/ and the reproducibility suite share
+// Package app wires groundgate's parts together: the store (the bbolt
+// file, or PostgreSQL + S3 shared by several servers), the built-in
+// catalog, discovery, the gate, the executor, the data root and the HTTP
+// server. The commands in cmd/ and the reproducibility suite share
 // it, so there is one wiring; packages never read global
 // configuration.
 package app
@@ -9,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -37,13 +39,21 @@ import (
 	"github.com/groundgate/groundgate/sampledata"
 	"github.com/groundgate/groundgate/server"
 	"github.com/groundgate/groundgate/session"
+	"github.com/groundgate/groundgate/store"
 )
 
 // Config is everything the server process needs; nothing is read from
 // globals.
 type Config struct {
-	Addr       string // listen address; "127.0.0.1:0" picks a free port
-	DB         string // bbolt file, created and seeded when new
+	Addr string // listen address; "127.0.0.1:0" picks a free port
+	DB   string // bbolt file, created and seeded when new
+	// Store and Blobs, both set and DB empty, run the server on a store
+	// several servers share (SPEC §17): Store a PostgreSQL DSN, Blobs an
+	// s3:// URL (OpenShared). KeyFile is then required.
+	Store, Blobs string
+	// Env reads the object store's credentials (s3store.ParseURL); nil
+	// means os.Getenv.
+	Env        func(string) string
 	Data       string // data root: sources resolve inside it; "" means the bundled sample data
 	AdminToken string // registry write token; empty refuses writes
 	Logger     *slog.Logger
@@ -67,7 +77,8 @@ type Config struct {
 	// gateway's defaults.
 	Gateway gateway.Limits
 	// KeyFile is the Ed25519 key attestations are signed with, created
-	// (mode 0600) when missing; "" means attest.DefaultKeyPath(DB).
+	// (mode 0600) when missing; "" means attest.DefaultKeyPath(DB). On a
+	// shared store it must be given: every replica signs with one key.
 	KeyFile string
 	// Clock, when set, is the time every call in a session is decided at
 	// (serve --clock): what rules read as now. Zero: the system clock.
@@ -77,11 +88,15 @@ type Config struct {
 // Main is the wired server: store, discovery, gate and HTTP, opened from a
 // Config. Tests run it on 127.0.0.1:0 in a temp dir.
 type Main struct {
-	cfg   Config
-	Store *registry.Store
-	Disc  *discover.Discoverer
-	Gate  *ground.Gate
-	Exec  *execution.Executor
+	cfg Config
+	// Store is the registry; Engine is the storage every other package
+	// keeps its records in (the registry's bbolt file, or the shared
+	// PostgreSQL + S3 engine), handed to each by the wiring.
+	Store  *registry.Store
+	Engine store.Store
+	Disc   *discover.Discoverer
+	Gate   *ground.Gate
+	Exec   *execution.Executor
 	// Policies is the policy store; Checker decides requests against it.
 	Policies *policy.Store
 	Checker  *policy.Checker
@@ -98,6 +113,10 @@ type Main struct {
 	data     *DataRoot
 	http     *http.Server
 	ln       net.Listener
+	// shared is the engine OpenShared opened (nil on a file), closed
+	// last; stopPoll ends the refresher's poll.
+	shared   io.Closer
+	stopPoll context.CancelFunc
 }
 
 // Open checks and binds the listen address, opens the data root, then
@@ -115,6 +134,13 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	}
 	if cfg.ShutdownTimeout == 0 {
 		cfg.ShutdownTimeout = 15 * time.Second
+	}
+	shared := cfg.Store != "" || cfg.Blobs != ""
+	if err := checkShared(cfg.DB, cfg.Store, cfg.Blobs, cfg.KeyFile, shared); err != nil {
+		return nil, err
+	}
+	if cfg.Env == nil {
+		cfg.Env = os.Getenv
 	}
 	m := &Main{cfg: cfg}
 	created := false
@@ -148,7 +174,7 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, serr := os.Stat(cfg.DB); errors.Is(serr, fs.ErrNotExist) {
+	if _, serr := os.Stat(cfg.DB); !shared && errors.Is(serr, fs.ErrNotExist) {
 		created = true
 	}
 	// One contract cache for the registry's entry checks, the executor
@@ -158,17 +184,33 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	if cfg.RefusePoisonedDisc {
 		ropt.Screen = fuzz.Screen
 	}
-	m.Store, err = registry.Open(ctx, cfg.DB, ropt)
-	if err != nil {
-		// A lock timeout means another process made the file meanwhile
-		// and holds it: it is not ours to remove.
-		created = created && !errors.Is(err, bolt.ErrTimeout)
-		return nil, HintLocked(err, cfg.DB)
+	dopt := discover.Options{Logger: cfg.Logger}
+	if shared {
+		pg, err := OpenShared(ctx, cfg.Store, cfg.Blobs, cfg.Env, cfg.Logger)
+		if err != nil {
+			return nil, err
+		}
+		m.shared, m.Engine = pg, pg
+		if m.Store, err = registry.OpenEngine(ctx, pg, ropt); err != nil {
+			return nil, err
+		}
+		// The keyword tier's text index stays in memory: a directory is
+		// one process's, and replicas share no disk.
+	} else {
+		m.Store, err = registry.Open(ctx, cfg.DB, ropt)
+		if err != nil {
+			// A lock timeout means another process made the file meanwhile
+			// and holds it: it is not ours to remove.
+			created = created && !errors.Is(err, bolt.ErrTimeout)
+			return nil, HintLocked(err, cfg.DB)
+		}
+		m.Engine = m.Store.Engine()
+		dopt.TextIndexDir = discover.DefaultTextIndexDir(cfg.DB)
 	}
 	if err := SeedBuiltin(ctx, m.Store); err != nil {
 		return nil, err
 	}
-	m.Disc, err = discover.New(ctx, m.Store, m.Store.Engine(), discover.Options{Logger: cfg.Logger, TextIndexDir: discover.DefaultTextIndexDir(cfg.DB)})
+	m.Disc, err = discover.New(ctx, m.Store, m.Engine, dopt)
 	if err != nil {
 		return nil, err
 	}
@@ -179,10 +221,10 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	xopt := cfg.Exec
 	xopt.Logger = cfg.Logger
 	xopt.Contracts = contracts
-	if m.Exec, err = NewExecutor(m.Store, m.data, xopt); err != nil {
+	if m.Exec, err = NewExecutor(m.Store, m.Engine, m.data, xopt); err != nil {
 		return nil, err
 	}
-	if m.Policies, m.pool, m.Checker, err = OpenPolicies(ctx, m.Store, cfg.Solver, cfg.PolicyTimeout); err != nil {
+	if m.Policies, m.pool, m.Checker, err = openPolicies(ctx, m.Engine, cfg.Solver, cfg.PolicyTimeout); err != nil {
 		return nil, err
 	}
 	// With rules in force the first calls find their solvers warm (a
@@ -200,36 +242,53 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	if cfg.Advisor != nil {
 		gopts = append(gopts, ground.WithAdvisor(cfg.Advisor, cfg.AdviceBudget))
 	}
-	m.Gate, err = ground.New(m.Store, m.Disc, m.Store.Engine(), gopts...)
+	m.Gate, err = ground.New(m.Store, m.Disc, m.Engine, gopts...)
 	if err != nil {
 		return nil, err
 	}
-	fuzzRuntime := func(ctx context.Context) (*fuzz.Runtime, func() error, error) {
-		return OpenFuzzRuntime(ctx, m.Store, cfg.Data)
+	var fuzzRuntime runs.RuntimeFunc
+	if !shared {
+		// The runtime tests run on a throwaway copy of the registry's
+		// file; a shared store has none to copy, and its runs refuse them
+		// (invalid-fuzz-run).
+		fuzzRuntime = func(ctx context.Context) (*fuzz.Runtime, func() error, error) {
+			return OpenFuzzRuntime(ctx, m.Store, cfg.Data)
+		}
 	}
-	if m.Fuzz, err = runs.Open(ctx, m.Store.Engine(), m.Store, runs.Options{Logger: cfg.Logger, Runtime: fuzzRuntime}); err != nil {
+	if m.Fuzz, err = runs.Open(ctx, m.Engine, m.Store, runs.Options{Logger: cfg.Logger, Runtime: fuzzRuntime}); err != nil {
 		return nil, err
 	}
-	if m.Upstreams, err = gateway.OpenManager(ctx, m.Store.Engine(), m.Store, gateway.Options{Logger: cfg.Logger, Limits: cfg.Gateway}); err != nil {
+	if m.Upstreams, err = gateway.OpenManager(ctx, m.Engine, m.Store, gateway.Options{Logger: cfg.Logger, Limits: cfg.Gateway}); err != nil {
 		return nil, err
 	}
-	if m.Calls, err = calls.New(m.Store.Engine(), m.Store, m.Upstreams, m.Gate, m.Policies, calls.Options{
+	if m.Calls, err = calls.New(m.Engine, m.Store, m.Upstreams, m.Gate, m.Policies, calls.Options{
 		Logger: cfg.Logger, Screen: ScreenResult, Checker: m.Checker, Signer: signer, Contracts: contracts,
 	}); err != nil {
 		return nil, err
 	}
-	opened, err := OpenSessions(m.Store.Engine(), m.Calls, m.Disc, m.Upstreams, cfg.Clock, cfg.Logger)
+	opened, err := OpenSessions(m.Engine, m.Calls, m.Disc, m.Upstreams, cfg.Clock, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
 	sessions := session.Watch(opened)
 	sv, _ := SolverByName(cfg.Solver) // OpenPolicies accepted the name
 	m.lintPool = smt.NewPool(sv, 1)
+	scfg := server.Config{AdminToken: cfg.AdminToken, Logger: cfg.Logger}
+	if shared {
+		// Other replicas write the store too: each request this one
+		// begins first brings its views up to date (read-your-writes
+		// across replicas), and a poll keeps an idle one's upstreams.
+		r := &refresher{st: m.Engine, reg: m.Store, policies: m.Policies, upstreams: m.Upstreams, log: cfg.Logger}
+		scfg.Refresh = r.Sync
+		var pctx context.Context
+		pctx, m.stopPoll = context.WithCancel(context.WithoutCancel(ctx))
+		go r.poll(pctx, PollInterval)
+	}
 	srv := server.New(server.Deps{Registry: m.Store, Discoverer: m.Disc, Gate: m.Gate, Executor: releasing{m.Exec},
 		Policies: m.Policies, Checker: policy.NewChecker(m.lintPool, cfg.PolicyTimeout), FuzzRuns: m.Fuzz,
 		Attester: attest.NewService(signer, m.Exec, m.Gate), Upstreams: m.Upstreams, Calls: m.Calls, Screen: ScreenTool,
 		Sessions: sessions},
-		server.Config{AdminToken: cfg.AdminToken, Logger: cfg.Logger})
+		scfg)
 	ms, err := mcp.New(srv, mcp.Options{Version: Version(), Logger: cfg.Logger})
 	if err != nil {
 		return nil, err
@@ -267,8 +326,12 @@ func (m *Main) Addr() string { return m.ln.Addr().String() }
 // the database is closed cleanly.
 func (m *Main) Run(ctx context.Context) error {
 	cur := m.Store.Current()
-	m.cfg.Logger.Info("serving", "addr", m.Addr(), "db", m.cfg.DB, "data", m.data.Name,
-		"version", cur.Version(), "registry", cur.Registry().String(), "writes", m.cfg.AdminToken != "")
+	where := []any{"db", m.cfg.DB}
+	if m.shared != nil {
+		where = []any{"store", "postgres", "blobs", m.cfg.Blobs}
+	}
+	m.cfg.Logger.Info("serving", append(where, "addr", m.Addr(), "data", m.data.Name,
+		"version", cur.Version(), "registry", cur.Registry().String(), "writes", m.cfg.AdminToken != "")...)
 	errc := make(chan error, 1)
 	go func() { errc <- m.http.Serve(m.ln) }()
 	select {
@@ -295,6 +358,10 @@ func (m *Main) Run(ctx context.Context) error {
 func (m *Main) Close() error {
 	if m.ln != nil {
 		m.ln.Close()
+	}
+	if m.stopPoll != nil {
+		m.stopPoll()
+		m.stopPoll = nil
 	}
 	if m.Fuzz != nil {
 		// Before the database closes: a run in progress is stored as
@@ -323,12 +390,17 @@ func (m *Main) Close() error {
 		m.lintPool.Close()
 		m.lintPool = nil
 	}
+	var errs []error
 	if m.Store != nil {
-		err := m.Store.Close()
+		errs = append(errs, m.Store.Close())
 		m.Store = nil
-		return err
 	}
-	return nil
+	if m.shared != nil {
+		errs = append(errs, m.shared.Close())
+		m.shared = nil
+	}
+	m.Engine = nil
+	return errors.Join(errs...)
 }
 
 // DataRoot is where request data sources resolve: a directory opened with
@@ -360,13 +432,14 @@ func (d *DataRoot) Close() error {
 	return nil
 }
 
-// NewExecutor builds the executor over the store's file and the data root.
-func NewExecutor(s *registry.Store, data *DataRoot, opt execution.Options) (*execution.Executor, error) {
-	arts, err := execution.OpenArtifacts(s.Engine())
+// NewExecutor builds the executor over the registry s, the storage st
+// (footprints and artifacts) and the data root.
+func NewExecutor(s *registry.Store, st store.Store, data *DataRoot, opt execution.Options) (*execution.Executor, error) {
+	arts, err := execution.OpenArtifacts(st)
 	if err != nil {
 		return nil, err
 	}
-	return execution.New(s, arts, s.Engine(), data.FS, opt)
+	return execution.New(s, arts, st, data.FS, opt)
 }
 
 // releasing hands the memory of a large execution back to the operating
@@ -429,7 +502,10 @@ func openRegistry(ctx context.Context, path string, mode OpenMode, contracts *co
 	return s, nil
 }
 
-// SeedBuiltin seeds an empty registry with the built-in catalog.
+// SeedBuiltin seeds an empty registry with the built-in catalog. On a
+// shared store several servers starting at once may all find it empty:
+// the version sequence is single, so one seeds and the others' version 1
+// is a conflict, after which the registry has caught up with the winner's.
 func SeedBuiltin(ctx context.Context, s *registry.Store) error {
 	if s.Current().Version() != 0 {
 		return nil
@@ -439,6 +515,9 @@ func SeedBuiltin(ctx context.Context, s *registry.Store) error {
 		return fmt.Errorf("built-in catalog: %w", err)
 	}
 	if _, err := s.Seed(ctx, cat); err != nil {
+		if errors.Is(err, store.ErrConflict) && s.Current().Version() != 0 {
+			return nil // another server seeded it
+		}
 		return fmt.Errorf("seed built-in catalog: %w", err)
 	}
 	return nil
@@ -463,9 +542,11 @@ func HintLocked(err error, path string) error {
 // one bbolt file, without a server.
 type Engines struct {
 	Store *registry.Store
-	Disc  *discover.Discoverer
-	Gate  *ground.Gate
-	Exec  *execution.Executor
+	// Engine is the storage the other packages keep their records in.
+	Engine store.Store
+	Disc   *discover.Discoverer
+	Gate   *ground.Gate
+	Exec   *execution.Executor
 	// Policies and Checker as for the server: the command line grounds
 	// through the same policies.
 	Policies *policy.Store
@@ -529,18 +610,19 @@ func openEngines(ctx context.Context, db string, data *DataRoot) (_ *Engines, er
 	if e.Store, err = openRegistry(ctx, db, OpenWrite, contracts); err != nil {
 		return nil, err
 	}
+	e.Engine = e.Store.Engine()
 	// One-shot commands rarely need the keyword tier's text index: it is
 	// made (or opened) only when a look-up needs it.
-	if e.Disc, err = discover.New(ctx, e.Store, e.Store.Engine(), discover.Options{LazyText: true, TextIndexDir: discover.DefaultTextIndexDir(db)}); err != nil {
+	if e.Disc, err = discover.New(ctx, e.Store, e.Engine, discover.Options{LazyText: true, TextIndexDir: discover.DefaultTextIndexDir(db)}); err != nil {
 		return nil, err
 	}
-	if e.Exec, err = NewExecutor(e.Store, e.data, execution.Options{Contracts: contracts}); err != nil {
+	if e.Exec, err = NewExecutor(e.Store, e.Engine, e.data, execution.Options{Contracts: contracts}); err != nil {
 		return nil, err
 	}
-	if e.Policies, e.pool, e.Checker, err = OpenPolicies(ctx, e.Store, "", 0); err != nil {
+	if e.Policies, e.pool, e.Checker, err = openPolicies(ctx, e.Engine, "", 0); err != nil {
 		return nil, err
 	}
-	if e.Gate, err = ground.New(e.Store, e.Disc, e.Store.Engine(), ground.WithPolicies(e.Policies, e.Checker, e.Exec), ground.WithContracts(contracts)); err != nil {
+	if e.Gate, err = ground.New(e.Store, e.Disc, e.Engine, ground.WithPolicies(e.Policies, e.Checker, e.Exec), ground.WithContracts(contracts)); err != nil {
 		return nil, err
 	}
 	return e, nil
@@ -594,12 +676,12 @@ func (e *Engines) mcpServer(logger *slog.Logger, withSessions bool) (*server.Ser
 		return nil, nil, errors.New("app: the engines' MCP server is already open")
 	}
 	ctx := context.Background()
-	ups, err := gateway.OpenManager(ctx, e.Store.Engine(), e.Store, gateway.Options{Logger: logger})
+	ups, err := gateway.OpenManager(ctx, e.Engine, e.Store, gateway.Options{Logger: logger})
 	if err != nil {
 		return nil, nil, err
 	}
 	e.ups = ups
-	cs, err := calls.New(e.Store.Engine(), e.Store, ups, e.Gate, e.Policies, calls.Options{
+	cs, err := calls.New(e.Engine, e.Store, ups, e.Gate, e.Policies, calls.Options{
 		Logger: logger, Screen: ScreenResult, Checker: e.Checker,
 	})
 	if err != nil {
@@ -609,7 +691,7 @@ func (e *Engines) mcpServer(logger *slog.Logger, withSessions bool) (*server.Ser
 		Policies: e.Policies, Checker: e.Checker, Upstreams: ups, Calls: cs, Screen: ScreenTool}
 	var sessions *session.Watched
 	if withSessions {
-		opened, err := OpenSessions(e.Store.Engine(), cs, e.Disc, ups, time.Time{}, logger)
+		opened, err := OpenSessions(e.Engine, cs, e.Disc, ups, time.Time{}, logger)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -619,8 +701,8 @@ func (e *Engines) mcpServer(logger *slog.Logger, withSessions bool) (*server.Ser
 	return server.New(deps, server.Config{Logger: logger}), sessions, nil
 }
 
-// OpenSessions opens the session store on st (registry.Store.Engine())
-// and the service that runs
+// OpenSessions opens the session store on st (Main.Engine) and the
+// service that runs
 // sessions' calls through cs (SPEC §15). A non-zero clock fixes the time
 // calls are decided at.
 func OpenSessions(st session.Backend, cs *calls.Service, disc *discover.Discoverer, ups *gateway.Manager, clock time.Time, logger *slog.Logger) (*session.Service, error) {
@@ -697,11 +779,16 @@ const PoolSize = 2
 // and no solver installed it fails, naming the package to install: the
 // gate must never run without the rules it is configured to enforce.
 func OpenPolicies(ctx context.Context, s *registry.Store, solver string, timeout time.Duration) (*policy.Store, *smt.Pool, *policy.Checker, error) {
+	return openPolicies(ctx, s.Engine(), solver, timeout)
+}
+
+// openPolicies is OpenPolicies over any storage.
+func openPolicies(ctx context.Context, st policy.Backend, solver string, timeout time.Duration) (*policy.Store, *smt.Pool, *policy.Checker, error) {
 	sv, err := SolverByName(solver)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	ps, err := policy.OpenStore(ctx, s.Engine(), nil)
+	ps, err := policy.OpenStore(ctx, st, nil)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("policies: %w", err)
 	}

@@ -32,3 +32,20 @@ func OpenShared(ctx context.Context, dsn, blobsURL string, env func(string) stri
 	}
 	return st, nil
 }
+
+// checkShared refuses a configuration that names both a bbolt file and a
+// shared store, half a shared store, or a shared store without the
+// attestation key every replica must share.
+func checkShared(db, dsn, blobs, keyFile string, shared bool) error {
+	switch {
+	case !shared:
+		return nil
+	case db != "":
+		return fmt.Errorf("%w: --db and --store/--blobs name two stores; give one: --db FILE (one server) or --store postgres://… --blobs s3://… (several)", pgstore.ErrConfig)
+	case dsn == "" || blobs == "":
+		return fmt.Errorf("%w: a shared store needs both --store postgres://… and --blobs s3://…", pgstore.ErrConfig)
+	case keyFile == "":
+		return fmt.Errorf("%w: a shared store needs --key FILE: there is no database file to keep the attestation key beside, and every server sharing the store must sign with the same key", pgstore.ErrConfig)
+	}
+	return nil
+}

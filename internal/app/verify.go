@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/groundgate/groundgate/artifacts"
 	"github.com/groundgate/groundgate/calls"
@@ -18,6 +15,7 @@ import (
 	"github.com/groundgate/groundgate/registry"
 	"github.com/groundgate/groundgate/sampledata"
 	"github.com/groundgate/groundgate/session"
+	"github.com/groundgate/groundgate/store"
 	"github.com/groundgate/groundgate/store/boltstore"
 )
 
@@ -48,23 +46,30 @@ type storeVerifier interface {
 	Verify(ctx context.Context) (n int, problems []string, err error)
 }
 
-// VerifyFile re-checks everything stored in the bbolt file at path, opened
-// read-only: the registry (records, chunks, groups, versions, indexes; see
-// registry.VerifyDB), then each package over the storage layer verifies
-// its own records (discovery evidence, grounding records, policies, fuzz
-// runs, calls, sessions, blobs, footprints: store.Verify per keyspace), so
-// no bucket is named here. Each record is hashed once. The error wraps each failing kind's
-// ErrCorrupt when there is a problem (the report lists them all), and is
-// the storage error when the check could not run.
+// VerifyFile re-checks everything stored in the bbolt file at path,
+// opened read-only (VerifyStore).
 func VerifyFile(ctx context.Context, path string) (Report, error) {
-	rep := Report{Problems: []string{}}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: 5 * time.Second})
+	bs, err := boltstore.OpenFile(path, boltstore.FileOptions{ReadOnly: true, Timeout: LockWait})
 	if err != nil {
-		return rep, fmt.Errorf("verify: open %s: %w", path, err)
+		return Report{Problems: []string{}}, fmt.Errorf("verify: open %s: %w", path, HintLocked(err, path))
 	}
-	defer db.Close()
-	st := boltstore.Wrap(db)
+	defer bs.Close()
+	return VerifyStore(ctx, bs, path)
+}
 
+// VerifyStore re-checks everything stored in st, on either engine (the
+// bbolt file, or a shared PostgreSQL + S3 store): the registry (records,
+// chunks, groups, versions, indexes; registry.VerifyStore), then each
+// package verifies its own records through the storage layer (discovery
+// evidence, grounding records, policies, fuzz runs, calls, sessions,
+// blobs, footprints: store.Verify per keyspace), so no keyspace is named
+// here. Each record is hashed once. name is what the error calls the
+// store. The error wraps each failing kind's ErrCorrupt when there is a
+// problem (the report lists them all), and is the storage error when the
+// check could not run.
+func VerifyStore(ctx context.Context, st store.Store, name string) (Report, error) {
+	rep := Report{Problems: []string{}}
+	var err error
 	var corrupt []error
 	collect := func(kind string, problems []string, err error, sentinel error) error {
 		for _, p := range problems {
@@ -84,7 +89,7 @@ func VerifyFile(ctx context.Context, path string) (Report, error) {
 		}
 	}
 
-	rep.Registry, err = registry.VerifyDB(ctx, db)
+	rep.Registry, err = registry.VerifyStore(ctx, st)
 	if err := collect("", rep.Registry.Problems, err, registry.ErrCorrupt); err != nil {
 		return rep, err
 	}
@@ -130,7 +135,7 @@ func VerifyFile(ctx context.Context, path string) (Report, error) {
 		return rep, err
 	}
 	if len(rep.Problems) > 0 {
-		return rep, fmt.Errorf("verify %s: %d problem(s), first: %s: %w", path, len(rep.Problems), rep.Problems[0], errors.Join(corrupt...))
+		return rep, fmt.Errorf("verify %s: %d problem(s), first: %s: %w", name, len(rep.Problems), rep.Problems[0], errors.Join(corrupt...))
 	}
 	return rep, nil
 }

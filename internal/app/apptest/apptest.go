@@ -14,14 +14,14 @@ import (
 
 // Serve opens cfg and serves it until stop is called or the test ends,
 // whichever comes first; a failed shutdown fails the test. An empty Addr
-// is 127.0.0.1:0, an empty DB a file in the test's temp dir, a nil Logger
+// is 127.0.0.1:0, an empty DB a file in the test's temp dir (unless Store names a shared store), a nil Logger
 // discards.
 func Serve(tb testing.TB, cfg app.Config) (m *app.Main, stop func()) {
 	tb.Helper()
 	if cfg.Addr == "" {
 		cfg.Addr = "127.0.0.1:0"
 	}
-	if cfg.DB == "" {
+	if cfg.DB == "" && cfg.Store == "" {
 		cfg.DB = filepath.Join(tb.TempDir(), "g.db")
 	}
 	if cfg.Logger == nil {

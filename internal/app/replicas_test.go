@@ -1,0 +1,203 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/groundgate/groundgate/attest"
+	"github.com/groundgate/groundgate/gateway/upstreamtest"
+	"github.com/groundgate/groundgate/internal/app"
+	"github.com/groundgate/groundgate/internal/app/apptest"
+	"github.com/groundgate/groundgate/store/pgstore/pgstoretest"
+)
+
+// The PostgreSQL cluster and the S3 server start only for the tests that
+// ask for them (the replicas').
+func TestMain(m *testing.M) { pgstoretest.Main(m) }
+
+const replicaToken = "replica-admin-token"
+
+// replica is one server over a shared place, and a client of it.
+type replica struct {
+	apptest.Client
+	m *app.Main
+}
+
+func (r replica) want(status int, method, path string, body any) map[string]any {
+	r.TB.Helper()
+	return r.Want(status, method, path, replicaToken, body)
+}
+
+// raw GETs path and wants a 200: the bytes every replica must agree on.
+func (r replica) raw(path, token string) []byte {
+	r.TB.Helper()
+	if token == "" {
+		token = replicaToken
+	}
+	st, b := r.Raw(http.MethodGet, path, token, nil)
+	if st != http.StatusOK {
+		r.TB.Fatalf("GET %s on %s: %d %s", path, r.Base, st, b)
+	}
+	return b
+}
+
+// startReplicas opens n servers over one place at once, as a deployment
+// of several would start, each with the same attestation key.
+func startReplicas(t *testing.T, p pgstoretest.Place, n int) []replica {
+	t.Helper()
+	key := filepath.Join(t.TempDir(), "attest.key")
+	if _, err := attest.LoadOrCreate(key); err != nil {
+		t.Fatal(err)
+	}
+	cfg := app.Config{Addr: "127.0.0.1:0", Store: p.DSN, Blobs: p.BlobsURL, Env: pgstoretest.Env, KeyFile: key,
+		AdminToken: replicaToken, Logger: slog.New(slog.DiscardHandler), Clock: time.Date(2024, 5, 15, 20, 0, 0, 0, time.UTC)}
+	ms := make([]*app.Main, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { ms[i], errs[i] = app.Open(context.Background(), cfg) })
+	}
+	wg.Wait()
+	out := make([]replica, n)
+	for i, m := range ms {
+		if errs[i] != nil {
+			t.Fatalf("replica %d: %v", i, errs[i])
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- m.Run(ctx) }()
+		t.Cleanup(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("replica %d shutdown: %v", i, err)
+			}
+		})
+		out[i] = replica{Client: apptest.Client{TB: t, Base: "http://" + m.Addr()}, m: m}
+	}
+	return out
+}
+
+// TestReplicasAgree: three servers over one PostgreSQL + S3 store are one
+// service. Started at once on an empty store, they seed one version 1; a
+// capability put on A is discovered and grounded on B at once; a policy
+// put on B is enforced on C at its next request; an upstream added on A is
+// callable through B; a session opened on A takes a call on B and a turn
+// on C and is one sequence; and every id one of them issued is answered
+// with the same bytes by the others.
+func TestReplicasAgree(t *testing.T) {
+	p := pgstoretest.New(t)
+	rs := startReplicas(t, p, 3)
+	a, b, c := rs[0], rs[1], rs[2]
+
+	// One seed, whoever won it.
+	for i, r := range rs {
+		var body struct{ Versions []map[string]any }
+		if err := json.Unmarshal(r.raw("/v1/registry/history", ""), &body); err != nil {
+			t.Fatal(err)
+		}
+		h := body.Versions
+		if len(h) != 1 || h[0]["version"] != 1.0 || h[0]["change"].(map[string]any)["op"] != "seed" {
+			t.Fatalf("replica %d history after 3 starts at once: %v", i, h)
+		}
+	}
+
+	// A capability changed on A: B discovers it by its new words and
+	// grounds with it, at once.
+	cp := a.want(http.StatusOK, http.MethodGet, "/v1/registry/capabilities/MOM_WZS", nil)
+	entry := cp
+	delete(entry, "identity") // computed, not given
+	disc := entry["disc"].(map[string]any)
+	aliases, _ := disc["aliases"].([]any)
+	disc["aliases"] = append(aliases, "zebra crossing drift")
+	put := a.want(http.StatusOK, http.MethodPut, "/v1/registry/capabilities/MOM_WZS", entry)
+	regVersion := put["version"].(float64)
+	found := b.want(http.StatusOK, http.MethodPost, "/v1/discover", map[string]any{"prompt": "zebra crossing drift with the Sharpe ratio"})
+	if !strings.Contains(fmt.Sprint(found["matches"]), "MOM_WZS") {
+		t.Fatalf("B did not discover A's alias: %v", found["matches"])
+	}
+	discovery := found["id"].(string)
+	request := json.RawMessage(`{"family":"MOM_WZS","metric":"SRP","params":{"window":[25,50,100]},"data":"oil-spot/wti-daily.csv"}`)
+	g := b.want(http.StatusOK, http.MethodPost, "/v1/ground", map[string]any{"request": request, "discovery": discovery})
+	grounding := g["id"].(string)
+	if v := g["registry_version"]; v != regVersion {
+		t.Fatalf("B grounded at registry version %v, A wrote %v: %v", v, regVersion, g)
+	}
+
+	// An execution on C of B's grounding.
+	fp := c.want(http.StatusCreated, http.MethodPost, "/v1/executions", map[string]any{"grounding": grounding})
+	execHash := fp["hash"].(string)
+
+	// A policy put on B is enforced on C at its next request.
+	pol := map[string]any{
+		"smtlib":     "(declare-const window Real)\n(declare-const allow Bool)\n(assert (! (=> allow (<= window 60.0)) :named window_at_most_60))\n(assert (=> (<= window 60.0) allow))",
+		"bind":       map[string]any{"window": "/params/window"},
+		"allow":      "allow",
+		"applies_to": []string{"family"},
+	}
+	pp := b.want(http.StatusCreated, http.MethodPut, "/v1/policies/short_windows", pol)
+	polVersion := pp["version"].(float64)
+	refused := c.want(http.StatusUnprocessableEntity, http.MethodPost, "/v1/ground", map[string]any{"request": request, "discovery": discovery})
+	if !strings.Contains(fmt.Sprint(refused["failures"]), "F11") {
+		t.Fatalf("C did not enforce B's policy: %v", refused)
+	}
+
+	// An upstream added on A is callable through B.
+	bin := upstreamtest.Build(t)
+	a.want(http.StatusCreated, http.MethodPut, "/v1/upstreams/shop", map[string]any{"transport": "stdio", "command": []string{bin}, "ground": "writes"})
+	a.WaitUpstream("shop")
+	a.want(http.StatusOK, http.MethodPost, "/v1/upstreams/shop/sync", map[string]any{"apply": true})
+	b.WaitUpstream("shop")
+	called := b.want(http.StatusOK, http.MethodPost, "/v1/calls", map[string]any{"tool": "shop.get_item", "arguments": map[string]any{"id": "a"}})
+	callHash := called["call"].(map[string]any)["hash"].(string)
+
+	// A session opened on A takes a call on B, then a turn on C: one
+	// sequence, the same on every replica.
+	created := a.want(http.StatusCreated, http.MethodPost, "/v1/sessions", map[string]any{"prompt": "look up item a in the shop"})
+	sid, stoken := created["id"].(string), created["token"].(string)
+	sc := b.Want(http.StatusOK, http.MethodPost, "/v1/sessions/"+sid+"/calls", stoken, map[string]any{"tool": "shop.get_item", "arguments": map[string]any{"id": "a"}})
+	if sc["session"].(map[string]any)["seq"] != 0.0 {
+		t.Fatalf("the session's first call: %v", sc["session"])
+	}
+	c.want(http.StatusOK, http.MethodPost, "/v1/sessions/"+sid+"/turns", map[string]any{"prompt": "and item b too"})
+	sc = a.Want(http.StatusOK, http.MethodPost, "/v1/sessions/"+sid+"/calls", stoken, map[string]any{"tool": "shop.get_item", "arguments": map[string]any{"id": "b"}})
+	if sc["session"].(map[string]any)["seq"] != 1.0 {
+		t.Fatalf("the session's second call, on A after B's and C's turn: %v", sc["session"])
+	}
+	sess := a.want(http.StatusOK, http.MethodGet, "/v1/sessions/"+sid, nil)
+	if n := len(sess["calls"].([]any)); n != 2 {
+		t.Fatalf("session calls: %d, want 2: %v", n, sess)
+	}
+
+	// Every id, asked of every replica: the same bytes.
+	ids := []struct{ path, token string }{
+		{"/v1/discoveries/" + discovery, ""},
+		{"/v1/groundings/" + grounding, ""},
+		{"/v1/executions/" + execHash, ""},
+		{"/v1/executions/" + execHash + "/attestation", ""},
+		{"/v1/calls/" + callHash, ""},
+		{"/v1/sessions/" + sid, stoken},
+		{"/v1/sessions/" + sid + "/state", stoken},
+		{fmt.Sprintf("/v1/registry/versions/%d", int(regVersion)), ""},
+		{fmt.Sprintf("/v1/policies/versions/%d", int(polVersion)), ""},
+		{"/v1/registry", ""},
+		{"/v1/policies", ""},
+		{"/v1/keys", ""},
+	}
+	for _, id := range ids {
+		want := a.raw(id.path, id.token)
+		for i, r := range rs[1:] {
+			if got := r.raw(id.path, id.token); !bytes.Equal(got, want) {
+				t.Errorf("GET %s: replica %d answers\n%.400s\nreplica 0\n%.400s", id.path, i+1, got, want)
+			}
+		}
+	}
+}
