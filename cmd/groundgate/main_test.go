@@ -15,12 +15,24 @@ import (
 
 	"github.com/groundgate/groundgate/internal/testio"
 	"github.com/groundgate/groundgate/registry"
+	"github.com/groundgate/groundgate/store/pgstore/pgstoretest"
 )
 
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	// The PostgreSQL cluster and S3 server of the shared-store tests
+	// start only if one asks; they stop after the tests.
+	testscript.Main(stopping{m}, map[string]func(){
 		"groundgate": func() { os.Exit(run(context.Background(), os.Args[1:])) },
 	})
+}
+
+// stopping runs the tests, then stops pgstoretest's servers.
+type stopping struct{ m *testing.M }
+
+func (s stopping) Run() int {
+	code := s.m.Run()
+	pgstoretest.Stop()
+	return code
 }
 
 // TestScripts runs the CLI scripts in testdata/script: each asserts stdout,

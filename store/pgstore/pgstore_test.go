@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/groundgate/groundgate/hashing"
@@ -31,36 +30,11 @@ func (p place) blobs(t testing.TB) *s3store.Blobs { return p.Blobs(t) }
 
 func (p place) open(t testing.TB) *pgstore.Store { return p.Open(t) }
 
-// exec runs one SQL statement on the place's database, behind the
-// engine's back.
 func (p place) exec(t *testing.T, sql string, args ...any) pgconn.CommandTag {
-	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, p.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	tag, err := conn.Exec(ctx, sql, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tag
+	return p.Exec(t, sql, args...)
 }
 
-// corrupt flips the last byte of the value under key in keyspace name:
-// in store_kv if the row is there, else in the blob's object.
-func (p place) corrupt(t *testing.T, name string, key []byte) {
-	t.Helper()
-	tag := p.exec(t, `UPDATE store_kv SET value = set_byte(value, length(value) - 1, get_byte(value, length(value) - 1) # 32)
-		WHERE space = $1 AND key = $2`, name, key)
-	if tag.RowsAffected() == 1 {
-		return
-	}
-	if err := p.blobs(t).Corrupt(context.Background(), name, key); err != nil {
-		t.Fatal(err)
-	}
-}
+func (p place) corrupt(t *testing.T, name string, key []byte) { p.Corrupt(t, name, key) }
 
 // TestStore runs the store suite on PostgreSQL and SeaweedFS's S3.
 func TestStore(t *testing.T) {

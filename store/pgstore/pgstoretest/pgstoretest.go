@@ -10,6 +10,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/groundgate/groundgate/internal/pgtest"
 	"github.com/groundgate/groundgate/internal/s3test"
 	"github.com/groundgate/groundgate/internal/testio"
@@ -66,6 +69,38 @@ func (p Place) Open(tb testing.TB) *pgstore.Store {
 		tb.Fatal(err)
 	}
 	return s
+}
+
+// Exec runs one SQL statement on the place's database, behind the
+// engine's back.
+func (p Place) Exec(tb testing.TB, sql string, args ...any) pgconn.CommandTag {
+	tb.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, p.DSN)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	tag, err := conn.Exec(ctx, sql, args...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return tag
+}
+
+// Corrupt flips one bit of the last byte of the value under key in
+// keyspace name: in store_kv if the row is there, else in the blob's
+// object. A test's stand-in for a disk that went bad.
+func (p Place) Corrupt(tb testing.TB, name string, key []byte) {
+	tb.Helper()
+	tag := p.Exec(tb, `UPDATE store_kv SET value = set_byte(value, length(value) - 1, get_byte(value, length(value) - 1) # 32)
+		WHERE space = $1 AND key = $2`, name, key)
+	if tag.RowsAffected() == 1 {
+		return
+	}
+	if err := p.Blobs(tb).Corrupt(context.Background(), name, key); err != nil {
+		tb.Fatal(err)
+	}
 }
 
 // Main runs a test binary's tests, then stops its cluster and S3 server:
