@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -22,6 +23,14 @@ import (
 var BucketUpstreams = []byte("gateway.upstreams")
 
 var nameUpstreams = string(BucketUpstreams)
+
+// The upstreams' generation on a shared store (Options.Shared): a value
+// every Put advances, so that a replica learns of another's change by
+// reading one value rather than every configuration.
+var (
+	nameGeneration = "gateway.generation"
+	keyGeneration  = []byte("upstreams")
+)
 
 // Backend is what the Manager needs of the storage layer
 // (registry.Store.Engine()): the configurations are store values.
@@ -59,6 +68,8 @@ type Manager struct {
 	// refused is, per name, the stored bytes Refresh could not start: not
 	// tried (nor logged) again on every refresh. Under writeMu.
 	refused map[string]string
+	// gen is the generation of the configurations running (Options.Shared).
+	gen atomic.Uint64
 }
 
 // managed is one running upstream and the identities of its live tools.
@@ -98,6 +109,11 @@ func OpenManager(ctx context.Context, st Backend, reg Registry, opts Options) (*
 	m.ctx, m.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	cfgs := map[string]Config{}
 	err := st.View(ctx, func(tx store.Tx) error {
+		gen, err := GenerationIn(tx)
+		if err != nil {
+			return err
+		}
+		m.gen.Store(gen)
 		return tx.Scan(nameUpstreams, func(k, v []byte) error {
 			var c Config
 			if err := hashing.DecodeStrict(v, &c); err != nil {
@@ -194,42 +210,82 @@ func (m *Manager) Put(ctx context.Context, name string, cfg Config) (created boo
 	if cur != nil && string(cur.canon) == string(canon) {
 		return false, nil
 	}
+	var before, after uint64
 	if err := m.st.Update(ctx, func(tx store.Tx) error {
 		_, err := tx.Value(nameUpstreams, []byte(name))
 		created = errors.Is(err, store.ErrNotFound)
-		return tx.PutValue(nameUpstreams, []byte(name), canon)
+		if err := tx.PutValue(nameUpstreams, []byte(name), canon); err != nil {
+			return err
+		}
+		if !m.opts.Shared {
+			return nil
+		}
+		if before, err = GenerationIn(tx); err != nil {
+			return err
+		}
+		after = before + 1
+		return tx.PutValue(nameGeneration, keyGeneration, binary.BigEndian.AppendUint64(nil, after))
 	}); err != nil {
 		return false, fmt.Errorf("gateway: store upstream %s: %w", name, err)
 	}
+	// Only when no other replica's change came between: else the next
+	// Refresh must still see a generation this process has not caught up with.
+	m.gen.CompareAndSwap(before, after)
 	if _, err := m.start(name, cfg); err != nil {
 		return created, err
 	}
 	return created, nil
 }
 
-// UpstreamsIn reads, in tx, every stored upstream configuration: name →
-// its stored bytes (copied). A replica compares them with the ones it runs
-// (Refresh) to follow what another replica put.
-func UpstreamsIn(tx store.Scanner) (map[string][]byte, error) {
-	out := map[string][]byte{}
-	err := tx.Scan(nameUpstreams, func(k, v []byte) error {
-		out[string(k)] = bytes.Clone(v)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("gateway: read upstreams: %w", err)
+// GenerationIn reads, in tx, the upstreams' generation on a shared store
+// (Options.Shared): a replica compares it with Generation to learn that
+// another put an upstream. 0 when none was put.
+func GenerationIn(tx store.Values) (uint64, error) {
+	raw, err := tx.Value(nameGeneration, keyGeneration)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return 0, nil
+	case err != nil:
+		return 0, fmt.Errorf("gateway: upstreams' generation: %w", err)
+	case len(raw) != 8:
+		return 0, fmt.Errorf("gateway: upstreams' generation is %d bytes: %w", len(raw), store.ErrCorrupt)
 	}
-	return out, nil
+	return binary.BigEndian.Uint64(raw), nil
 }
 
-// Refresh makes the running upstreams the stored ones, given as
-// UpstreamsIn read them: one another process sharing the engine added or
-// changed is (re)started, one no longer stored is stopped. Upstreams
-// already running as stored are left alone. It reports whether anything
-// changed.
-func (m *Manager) Refresh(stored map[string][]byte) bool {
+// Generation is the generation of the configurations running.
+func (m *Manager) Generation() uint64 { return m.gen.Load() }
+
+// Refresh makes the running upstreams the stored ones: one another
+// process sharing the store added or changed is (re)started, one no
+// longer stored is stopped; those already running as stored are left
+// alone. It reports whether anything changed.
+func (m *Manager) Refresh(ctx context.Context) (bool, error) {
 	m.writeMu.Lock()
 	defer m.writeMu.Unlock()
+	var gen uint64
+	stored := map[string][]byte{}
+	err := m.st.View(ctx, func(tx store.Tx) error {
+		var err error
+		if gen, err = GenerationIn(tx); err != nil {
+			return err
+		}
+		return tx.Scan(nameUpstreams, func(k, v []byte) error {
+			stored[string(k)] = bytes.Clone(v)
+			return nil
+		})
+	})
+	if err != nil {
+		return false, fmt.Errorf("gateway: read upstreams: %w", err)
+	}
+	changed := m.reconcile(stored)
+	m.gen.Store(gen)
+	return changed, nil
+}
+
+// reconcile starts and stops upstreams to match stored. Callers hold
+// writeMu.
+func (m *Manager) reconcile(stored map[string][]byte) bool {
 	m.mu.RLock()
 	var gone []string
 	changed := map[string][]byte{}

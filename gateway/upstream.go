@@ -43,6 +43,10 @@ type Options struct {
 	HTTPTransport http.RoundTripper
 	// Client names the gateway to upstreams; nil means "groundgate".
 	Client *mcp.Implementation
+	// Shared, for a Manager, says other processes share its store (SPEC
+	// §17): each Put also advances the upstreams' generation
+	// (GenerationIn), which their Refresh compares with their own.
+	Shared bool
 }
 
 // Upstream is one upstream MCP server: its connection, kept up (with

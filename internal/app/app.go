@@ -258,7 +258,7 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	if m.Fuzz, err = runs.Open(ctx, m.Engine, m.Store, runs.Options{Logger: cfg.Logger, Runtime: fuzzRuntime}); err != nil {
 		return nil, err
 	}
-	if m.Upstreams, err = gateway.OpenManager(ctx, m.Engine, m.Store, gateway.Options{Logger: cfg.Logger, Limits: cfg.Gateway}); err != nil {
+	if m.Upstreams, err = gateway.OpenManager(ctx, m.Engine, m.Store, gateway.Options{Logger: cfg.Logger, Limits: cfg.Gateway, Shared: shared}); err != nil {
 		return nil, err
 	}
 	if m.Calls, err = calls.New(m.Engine, m.Store, m.Upstreams, m.Gate, m.Policies, calls.Options{

@@ -21,8 +21,9 @@ import (
 // write another replica acknowledged is seen by the next request this one
 // begins (docs/storage.md: read-your-writes across replicas).
 //
-// Sync reads the three "current" pointers in one View and reloads only
-// what changed. Concurrent callers share a refresh, but only one that
+// Sync reads the three "current" pointers in one View (the registry's
+// current version, the policy set's latest, the upstreams' generation)
+// and reloads only what changed. Concurrent callers share a refresh, but only one that
 // began after they called: a refresh already under way may have read the
 // pointers before the write the caller must see.
 type refresher struct {
@@ -89,10 +90,7 @@ func (r *refresher) loop() {
 
 // refresh reads the pointers in one View and reloads what differs.
 func (r *refresher) refresh(ctx context.Context) error {
-	var (
-		regV, polV uint64
-		ups        map[string][]byte
-	)
+	var regV, polV, upGen uint64
 	err := r.st.View(ctx, func(tx store.Tx) error {
 		var err error
 		if regV, err = registry.CurrentIn(tx); err != nil {
@@ -101,7 +99,7 @@ func (r *refresher) refresh(ctx context.Context) error {
 		if polV, err = policy.LatestIn(tx); err != nil {
 			return err
 		}
-		ups, err = gateway.UpstreamsIn(tx)
+		upGen, err = gateway.GenerationIn(tx)
 		return err
 	})
 	if err != nil {
@@ -119,7 +117,11 @@ func (r *refresher) refresh(ctx context.Context) error {
 	}
 	// After the registry: an upstream's status compares its tools with
 	// the entries in force.
-	r.upstreams.Refresh(ups)
+	if upGen != r.upstreams.Generation() {
+		if _, err := r.upstreams.Refresh(ctx); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

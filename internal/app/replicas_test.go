@@ -90,7 +90,7 @@ func startReplicas(t *testing.T, p pgstoretest.Place, n int) []replica {
 // service. Started at once on an empty store, they seed one version 1; a
 // capability put on A is discovered and grounded on B at once; a policy
 // put on B is enforced on C at its next request; an upstream added on A is
-// callable through B; a session opened on A takes a call on B and a turn
+// callable through B, and B follows A's change of it; a session opened on A takes a call on B and a turn
 // on C and is one sequence; and every id one of them issued is answered
 // with the same bytes by the others.
 func TestReplicasAgree(t *testing.T) {
@@ -158,6 +158,13 @@ func TestReplicasAgree(t *testing.T) {
 	b.WaitUpstream("shop")
 	called := b.want(http.StatusOK, http.MethodPost, "/v1/calls", map[string]any{"tool": "shop.get_item", "arguments": map[string]any{"id": "a"}})
 	callHash := called["call"].(map[string]any)["hash"].(string)
+
+	// Changed on A: B runs the new configuration from its next request.
+	a.want(http.StatusOK, http.MethodPut, "/v1/upstreams/shop", map[string]any{"transport": "stdio", "command": []string{bin, "--poison", "sneaky"}, "ground": "writes"})
+	if v := b.want(http.StatusOK, http.MethodGet, "/v1/upstreams/shop", nil); !strings.Contains(fmt.Sprint(v["config"]), "sneaky") {
+		t.Fatalf("B runs the old configuration: %v", v["config"])
+	}
+	b.WaitUpstream("shop")
 
 	// A session opened on A takes a call on B, then a turn on C: one
 	// sequence, the same on every replica.
