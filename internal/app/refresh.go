@@ -32,6 +32,8 @@ type refresher struct {
 	policies  *policy.Store
 	upstreams *gateway.Manager
 	log       *slog.Logger
+	// do is one refresh: refresh, or a test's stand-in.
+	do func(context.Context) error
 
 	mu      sync.Mutex
 	running bool
@@ -82,7 +84,11 @@ func (r *refresher) loop() {
 		}
 		r.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
-		f.err = r.refresh(ctx)
+		do := r.do
+		if do == nil {
+			do = r.refresh
+		}
+		f.err = do(ctx)
 		cancel()
 		close(f.done)
 	}

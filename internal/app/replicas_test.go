@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -14,9 +15,13 @@ import (
 	"time"
 
 	"github.com/groundgate/groundgate/attest"
+	"github.com/groundgate/groundgate/errkind"
 	"github.com/groundgate/groundgate/gateway/upstreamtest"
+	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/internal/app"
 	"github.com/groundgate/groundgate/internal/app/apptest"
+	"github.com/groundgate/groundgate/policy"
+	"github.com/groundgate/groundgate/store"
 	"github.com/groundgate/groundgate/store/pgstore/pgstoretest"
 )
 
@@ -206,5 +211,50 @@ func TestReplicasAgree(t *testing.T) {
 				t.Errorf("GET %s: replica %d answers\n%.400s\nreplica 0\n%.400s", id.path, i+1, got, want)
 			}
 		}
+	}
+}
+
+// TestPolicyWriteConflict: two replicas' policy stores over one store,
+// both at version 0; A puts version 1, then B, which has not refreshed,
+// puts its own version 1: a conflict (409 write-conflict to a client),
+// after which B is at A's version and the same put applies as version 2.
+func TestPolicyWriteConflict(t *testing.T) {
+	ctx := context.Background()
+	p := pgstoretest.New(t)
+	open := func() *policy.Store {
+		st := p.Open(t)
+		t.Cleanup(func() { st.Close() })
+		ps, err := policy.OpenStore(ctx, st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ps
+	}
+	a, b := open(), open()
+	compile := func(name, bound string) *policy.Compiled {
+		var pol policy.Policy
+		doc := fmt.Sprintf(`{"smtlib":"(declare-const window Real)\n(declare-const allow Bool)\n(assert (= allow (<= window %s)))","bind":{"window":"/params/window"},"allow":"allow","applies_to":["family"]}`, bound)
+		if err := hashing.DecodeStrict([]byte(doc), &pol); err != nil {
+			t.Fatal(err)
+		}
+		c, err := policy.Compile(name, pol)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	if _, err := a.Put(ctx, compile("from_a", "60.0")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := b.Put(ctx, compile("from_b", "90.0"))
+	if !errors.Is(err, store.ErrConflict) || errkind.CodeOf(err) != "write-conflict" {
+		t.Fatalf("B's stale put: %v, want a write-conflict", err)
+	}
+	if v := b.Current().Version; v != 1 {
+		t.Fatalf("B after the conflict is at version %d, want A's 1", v)
+	}
+	res, err := b.Put(ctx, compile("from_b", "90.0"))
+	if err != nil || res.Version != 2 || b.Current().Len() != 2 {
+		t.Fatalf("B's put again: %+v %v, set of %d", res, err, b.Current().Len())
 	}
 }
