@@ -286,6 +286,9 @@ func (m *Manager) Refresh(ctx context.Context) (bool, error) {
 // reconcile starts and stops upstreams to match stored. Callers hold
 // writeMu.
 func (m *Manager) reconcile(stored map[string][]byte) bool {
+	if m.ctx.Err() != nil {
+		return false // closed: a late refresh starts nothing
+	}
 	m.mu.RLock()
 	var gone []string
 	changed := map[string][]byte{}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -21,7 +20,6 @@ import (
 	"github.com/groundgate/groundgate/internal/app"
 	"github.com/groundgate/groundgate/internal/app/apptest"
 	"github.com/groundgate/groundgate/policy"
-	"github.com/groundgate/groundgate/store"
 	"github.com/groundgate/groundgate/store/pgstore/pgstoretest"
 )
 
@@ -247,7 +245,7 @@ func TestPolicyWriteConflict(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := b.Put(ctx, compile("from_b", "90.0"))
-	if !errors.Is(err, store.ErrConflict) || errkind.CodeOf(err) != "write-conflict" {
+	if errkind.Of(err) != errkind.Conflict || errkind.CodeOf(err) != "write-conflict" {
 		t.Fatalf("B's stale put: %v, want a write-conflict", err)
 	}
 	if v := b.Current().Version; v != 1 {
