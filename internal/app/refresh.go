@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -150,24 +148,3 @@ func (r *refresher) poll(ctx context.Context, interval time.Duration) {
 
 // PollInterval is how often an idle replica refreshes its views.
 const PollInterval = time.Second
-
-// noRefresh lists the paths that read no stored state: the process's
-// health and the UI's static files.
-func noRefresh(r *http.Request) bool {
-	p := r.URL.Path
-	return p == "/healthz" || p == "/readyz" || p == "/metrics" || strings.HasPrefix(p, "/ui/")
-}
-
-// handler runs Sync before each request that reads stored state; a store
-// that cannot be read answers 503 (kind unavailable) through fail.
-func (r *refresher) handler(next http.Handler, fail func(http.ResponseWriter, *http.Request, error)) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if !noRefresh(req) {
-			if err := r.Sync(req.Context()); err != nil {
-				fail(w, req, err)
-				return
-			}
-		}
-		next.ServeHTTP(w, req)
-	})
-}
