@@ -1,0 +1,378 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/groundgate/groundgate/discover"
+	"github.com/groundgate/groundgate/execution"
+	"github.com/groundgate/groundgate/ground"
+	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/internal/s3test"
+	"github.com/groundgate/groundgate/jobs"
+	"github.com/groundgate/groundgate/registry"
+	"github.com/groundgate/groundgate/store/pgstore"
+	"github.com/groundgate/groundgate/store/pgstore/pgstoretest"
+)
+
+// childEnv, when set, makes the test binary a `groundgate worker` (the
+// kill -9 test and the throughput benchmark run workers as processes):
+// its value is the JSON of a childConfig.
+const childEnv = "GROUNDGATE_TEST_WORKER"
+
+type childConfig struct {
+	DSN, Blobs, Data string
+	Concurrency      int
+	JobTimeout       time.Duration
+}
+
+func TestMain(m *testing.M) {
+	if raw := os.Getenv(childEnv); raw != "" {
+		os.Exit(runChild(raw))
+	}
+	pgstoretest.Main(m)
+}
+
+// runChild is the worker process: OpenWorker and Run until SIGTERM, as
+// `groundgate worker` does, logging JSON to stderr.
+func runChild(raw string) int {
+	var cc childConfig
+	if err := json.Unmarshal([]byte(raw), &cc); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	w, err := OpenWorker(ctx, WorkerConfig{Store: cc.DSN, Blobs: cc.Blobs, Getenv: s3test.Env, Data: cc.Data,
+		Jobs: jobs.WorkerOptions{Concurrency: cc.Concurrency, JobTimeout: cc.JobTimeout}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := w.Run(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// cluster is one shared store as a deployment has it: PostgreSQL and a
+// bucket, the registry seeded with the built-in catalog, a data root, and
+// a server's discovery, gate and executor over them.
+type cluster struct {
+	place pgstoretest.Place
+	blobs string // the --blobs URL
+	data  string // the data root ("" the bundled sample data)
+	st    *pgstore.Store
+	disc  *discover.Discoverer
+	gate  *ground.Gate
+	exec  *execution.Executor
+}
+
+func newCluster(t testing.TB, data string) *cluster {
+	t.Helper()
+	ctx := context.Background()
+	c := &cluster{place: pgstoretest.New(t), data: data}
+	c.blobs = s3test.Get(t).URL(c.place.Bucket)
+	c.st = c.place.Open(t)
+	t.Cleanup(func() { c.st.Close() })
+	reg, err := registry.OpenEngine(ctx, c.st, registry.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := SeedBuiltin(ctx, reg); err != nil {
+		t.Fatal(err)
+	}
+	if c.disc, err = discover.New(ctx, reg, c.st, discover.Options{LazyText: true}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.disc.Close() })
+	if c.gate, err = ground.New(reg, c.disc, c.st); err != nil {
+		t.Fatal(err)
+	}
+	root := c.dataRoot(t)
+	arts, err := execution.OpenArtifacts(c.st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.exec, err = execution.New(reg, arts, c.st, root.FS, execution.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func (c *cluster) dataRoot(t testing.TB) *DataRoot {
+	t.Helper()
+	root, err := OpenDataRoot(c.data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { root.Close() })
+	return root
+}
+
+// ground discovers the request's family and metric and grounds it on the
+// cluster, as a server does for POST /v1/ground.
+func (c *cluster) ground(t testing.TB, req map[string]any) *ground.Grounded {
+	t.Helper()
+	return groundOn(t, c.disc, c.gate, req)
+}
+
+func groundOn(t testing.TB, disc *discover.Discoverer, gate *ground.Gate, req map[string]any) *ground.Grounded {
+	t.Helper()
+	ctx := context.Background()
+	res, err := disc.Discover(ctx, discover.Query{Terms: []string{"momentum", "sharpe"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := gate.Ground(ctx, ground.Proposal{Request: body, DiscoveryID: res.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Grounded == nil {
+		t.Fatalf("not admitted: %+v", out.Record.Decision.Failures)
+	}
+	return out.Grounded
+}
+
+// boltHash is what one embedded server gives: the request grounded and
+// executed on a bbolt file over the same data.
+func boltHash(t testing.TB, data string, req map[string]any) hashing.Digest {
+	t.Helper()
+	e, err := OpenEngines(context.Background(), filepath.Join(t.TempDir(), "g.db"), data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	fp, err := e.Exec.Execute(context.Background(), groundOn(t, e.Disc, e.Gate, req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fp.Hash
+}
+
+// worker runs an in-process worker over its own connection to the
+// cluster (as another machine would have) until the test ends.
+func (c *cluster) worker(t testing.TB, cfg WorkerConfig) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg.Store, cfg.Blobs, cfg.Getenv, cfg.Data = c.place.DSN, c.blobs, s3test.Env, c.data
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	if testing.Verbose() {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	w, err := OpenWorker(ctx, cfg)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	})
+}
+
+// child starts a worker process (this test binary, as `groundgate
+// worker`); the test kills it at its end if it still runs.
+func (c *cluster) child(t testing.TB, cc childConfig) *exec.Cmd {
+	t.Helper()
+	cc.DSN, cc.Blobs, cc.Data = c.place.DSN, c.blobs, c.data
+	raw, _ := json.Marshal(cc)
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), childEnv+"="+string(raw))
+	var logs bytes.Buffer
+	cmd.Stderr = &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() || testing.Verbose() {
+			t.Logf("worker process %d:\n%s", cmd.Process.Pid, logs.String())
+		}
+	})
+	return cmd
+}
+
+// queue is the server's side over the cluster.
+func (c *cluster) queue(t testing.TB) *jobs.Queue {
+	t.Helper()
+	q, err := QueueExecutions(context.Background(), c.st, c.exec, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { q.Close() })
+	return q
+}
+
+// jobRow is a job's row in River's table, read by the grounding it runs.
+type jobRow struct {
+	ID       int64
+	State    string
+	Attempt  int
+	Attempts int // rows for the grounding: one if no second job ran it
+}
+
+func (c *cluster) job(t testing.TB, g hashing.Digest) jobRow {
+	t.Helper()
+	var r jobRow
+	err := c.st.Pool().QueryRow(context.Background(),
+		`SELECT max(id), max(state::text), max(attempt), count(*) FROM river_job WHERE kind = $1 AND args->>'grounding' = $2`,
+		jobs.KindExecute, g.String()).Scan(&r.ID, &r.State, &r.Attempt, &r.Attempts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func grid(windows ...float64) map[string]any {
+	return map[string]any{"family": "MOM_WZS", "metric": "SRP", "data": "oil-spot/wti-daily.csv",
+		"params": map[string]any{"window": windows}}
+}
+
+// A grounding executed through the queue by a worker gives the hash one
+// bbolt server gives, and the footprint the server reads back is that
+// execution's.
+func TestWorkerSameHashAsBolt(t *testing.T) {
+	c := newCluster(t, "")
+	c.worker(t, WorkerConfig{Jobs: jobs.WorkerOptions{Concurrency: 1}})
+	q := c.queue(t)
+	req := grid(25, 50, 100, 200)
+	g := c.ground(t, req)
+	fp, err := q.Execute(context.Background(), g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := boltHash(t, "", req); fp.Hash != want {
+		t.Fatalf("through the queue %s, on one bbolt server %s", fp.Hash, want)
+	}
+	if len(fp.Morphisms) != 4 || fp.Grounding != g.ID() {
+		t.Fatalf("footprint: %d morphisms, grounding %v", len(fp.Morphisms), fp.Grounding)
+	}
+	if r := c.job(t, g.ID()); r.State != "completed" || r.Attempt != 1 || r.Attempts != 1 {
+		t.Fatalf("job %+v: want one job, completed at its first attempt", r)
+	}
+	// Executing again runs again (the data may have changed), one hash.
+	fp2, err := q.Execute(context.Background(), g)
+	if err != nil || fp2.Hash != fp.Hash {
+		t.Fatalf("again: %v, %v", fp2, err)
+	}
+}
+
+// Two workers, several jobs, each asked for twice at once: every job is
+// run once (a second request joins the pending job) and every hash is
+// the one bbolt gives.
+func TestTwoWorkersManyJobs(t *testing.T) {
+	c := newCluster(t, "")
+	for range 2 {
+		c.worker(t, WorkerConfig{Jobs: jobs.WorkerOptions{Concurrency: 2}})
+	}
+	q := c.queue(t)
+	const n = 6
+	reqs := make([]map[string]any, n)
+	gs := make([]*ground.Grounded, n)
+	for i := range n {
+		reqs[i] = grid(20, float64(30+10*i), 120)
+		gs[i] = c.ground(t, reqs[i])
+	}
+	got := make([][2]hashing.Digest, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		for k := range 2 {
+			wg.Go(func() {
+				fp, err := q.Execute(context.Background(), gs[i])
+				if err != nil {
+					t.Errorf("job %d: %v", i, err)
+					return
+				}
+				got[i][k] = fp.Hash
+			})
+		}
+	}
+	wg.Wait()
+	for i := range n {
+		want := boltHash(t, "", reqs[i])
+		if got[i][0] != want || got[i][1] != want {
+			t.Errorf("job %d: %s and %s, bbolt %s", i, got[i][0], got[i][1], want)
+		}
+		if r := c.job(t, gs[i].ID()); r.State != "completed" || r.Attempt != 1 || r.Attempts != 1 {
+			t.Errorf("job %d: %+v: want one job, run once", i, r)
+		}
+	}
+}
+
+// panelCSV writes a synthetic price panel (cols random walks over rows
+// weekdays): data that makes a 100-morphism grid take seconds. The seed
+// is fixed, so the bytes are too.
+func panelCSV(rows, cols int) []byte {
+	rng := rand.New(rand.NewPCG(1, 2))
+	level := make([]float64, cols)
+	for j := range level {
+		level[j] = 1 + rng.Float64()*100
+	}
+	var b bytes.Buffer
+	b.WriteString("Date")
+	for j := range cols {
+		fmt.Fprintf(&b, ",A%02d", j)
+	}
+	b.WriteByte('\n')
+	day := time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)
+	for range rows {
+		for day.Weekday() == time.Saturday || day.Weekday() == time.Sunday {
+			day = day.AddDate(0, 0, 1)
+		}
+		b.WriteString(day.Format(time.DateOnly))
+		for j := range cols {
+			level[j] *= math.Exp(rng.NormFloat64() * 0.01)
+			b.WriteString(",")
+			b.WriteString(strconv.FormatFloat(level[j], 'g', 10, 64))
+		}
+		b.WriteByte('\n')
+		day = day.AddDate(0, 0, 1)
+	}
+	return b.Bytes()
+}
+
+// grid100 is a 100-morphism grid (5 windows × 4 risk windows × 5
+// leverages) on panel.csv; shift makes distinct groundings of it.
+func grid100(shift float64) map[string]any {
+	return map[string]any{"family": "MOM_WZS", "metric": "SRP", "data": "panel.csv",
+		"params": map[string]any{
+			"window":      []float64{20, 40, 60, 120, 250 + shift},
+			"risk_window": []float64{20, 60, 120, 250},
+			"leverage":    []float64{0.5, 1, 2, 3, 5},
+		}}
+}
+
+// panelDir is a data root holding panel.csv of rows × cols.
+func panelDir(t testing.TB, rows, cols int) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "panel.csv"), panelCSV(rows, cols), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
