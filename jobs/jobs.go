@@ -205,7 +205,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) error
 			conn.Conn().Close(uctx) // a closed session drops its locks
 		}
 	}()
-	m, err := rivermigrate.New(riverpgxv5.New(pool), &rivermigrate.Config{Logger: logger})
+	m, err := rivermigrate.New(riverpgxv5.New(pool), &rivermigrate.Config{Logger: quiet(logger)})
 	if err != nil {
 		return fmt.Errorf("jobs: migrate: %w", err)
 	}

@@ -18,7 +18,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
+
 	"github.com/groundgate/groundgate/discover"
+	"github.com/groundgate/groundgate/errkind"
 	"github.com/groundgate/groundgate/execution"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
@@ -240,7 +245,7 @@ func (c *cluster) job(t testing.TB, g hashing.Digest) jobRow {
 	t.Helper()
 	var r jobRow
 	err := c.st.Pool().QueryRow(context.Background(),
-		`SELECT max(id), max(state::text), max(attempt), count(*) FROM river_job WHERE kind = $1 AND args->>'grounding' = $2`,
+		`SELECT coalesce(max(id), 0), coalesce(max(state::text), ''), coalesce(max(attempt), 0), count(*) FROM river_job WHERE kind = $1 AND args->>'grounding' = $2`,
 		jobs.KindExecute, g.String()).Scan(&r.ID, &r.State, &r.Attempt, &r.Attempts)
 	if err != nil {
 		t.Fatal(err)
@@ -375,4 +380,114 @@ func panelDir(t testing.TB, rows, cols int) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// A worker process killed with SIGKILL in the middle of a job: River's
+// rescuer hands the job to a second worker, which finishes it; the
+// server's Execute, waiting all along, returns the hash one bbolt server
+// gives, and the job ran twice (two attempts) as one job.
+func TestWorkerKilledMidJob(t *testing.T) {
+	ctx := context.Background()
+	c := newCluster(t, panelDir(t, 6000, 20))
+	req := grid100(0)
+	g := c.ground(t, req)
+	q := c.queue(t)
+	type result struct {
+		fp  *execution.Footprint
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		fp, err := q.Execute(ctx, g)
+		res <- result{fp, err}
+	}()
+	// The first worker, a process: its job timeout does not matter, it
+	// will not live to see it.
+	a := c.child(t, childConfig{Concurrency: 1, JobTimeout: time.Minute})
+	began := time.Now()
+	for c.job(t, g.ID()).State != "running" {
+		if time.Since(began) > time.Minute {
+			t.Fatalf("the job did not start: %+v", c.job(t, g.ID()))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond) // mid-job
+	if err := a.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	a.Wait()
+	killed := time.Now()
+	if r := c.job(t, g.ID()); r.State != "running" {
+		t.Fatalf("the job was %s when its worker died: make it longer", r.State)
+	}
+	// The second worker rescues with its own timing (it leads once the
+	// dead one's lease ends): a short job timeout keeps the test short.
+	c.worker(t, WorkerConfig{Jobs: jobs.WorkerOptions{Concurrency: 1, JobTimeout: 20 * time.Second, RescueAfter: 21 * time.Second}})
+	var r result
+	select {
+	case r = <-res:
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("no answer 3 minutes after the kill: %+v", c.job(t, g.ID()))
+	}
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	t.Logf("answered %s after the kill", time.Since(killed).Round(time.Millisecond))
+	bolt0 := time.Now()
+	want := boltHash(t, c.data, req)
+	t.Logf("the grid alone, on bbolt: %s", time.Since(bolt0).Round(time.Millisecond))
+	if r.fp.Hash != want {
+		t.Fatalf("after the rescue %s, on one bbolt server %s", r.fp.Hash, want)
+	}
+	if j := c.job(t, g.ID()); j.State != "completed" || j.Attempt != 2 || j.Attempts != 1 {
+		t.Fatalf("job %+v: want one job, completed at its second attempt", j)
+	}
+}
+
+// A job the executor or the gate refuses is cancelled at its first
+// attempt and answered by its kind and code (an over-budget grid stays a
+// 422, whichever machine refused it); a job naming no grounding, or one
+// never stored, is cancelled with a clear error, never retried.
+func TestWorkerRefusals(t *testing.T) {
+	ctx := context.Background()
+	c := newCluster(t, "")
+	c.worker(t, WorkerConfig{Jobs: jobs.WorkerOptions{Concurrency: 1}, Exec: execution.Options{MaxCells: 1000}})
+	q := c.queue(t)
+	g := c.ground(t, grid(25, 50))
+	_, err := q.Execute(ctx, g)
+	if errkind.Of(err) != errkind.TooLarge || errkind.CodeOf(err) != "over-budget" {
+		t.Fatalf("over budget: %v (kind %v, code %q)", err, errkind.Of(err), errkind.CodeOf(err))
+	}
+	if r := c.job(t, g.ID()); r.State != "cancelled" || r.Attempt != 1 {
+		t.Fatalf("over budget: job %+v, want cancelled at its first attempt", r)
+	}
+
+	client, err := river.NewClient(riverpgxv5.New(c.st.Pool()), &river.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ arg, kind string }{
+		{"not a digest", "invalid"},
+		{hashing.SumBLAKE3([]byte("x")).String(), "invalid"},
+		{hashing.SumSHA256([]byte("never grounded")).String(), "not found"},
+	} {
+		res, err := client.Insert(ctx, jobs.ExecuteArgs{Grounding: tt.arg}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		row := res.Job
+		for deadline := time.Now().Add(time.Minute); row.State != rivertype.JobStateCancelled; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) || row.FinalizedAt != nil {
+				t.Fatalf("%q: job %s at attempt %d, want cancelled", tt.arg, row.State, row.Attempt)
+			}
+			if row, err = client.JobGet(ctx, row.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var out jobs.Output
+		if err := json.Unmarshal(row.Output(), &out); err != nil || out.Error == nil || out.Error.Kind != tt.kind || row.Attempt != 1 {
+			t.Fatalf("%q: output %s (%v), attempt %d; want a %s failure at the first", tt.arg, row.Output(), err, row.Attempt, tt.kind)
+		}
+		t.Logf("%q: %s", tt.arg, out.Error.Detail)
+	}
 }
