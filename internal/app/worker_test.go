@@ -491,3 +491,40 @@ func TestWorkerRefusals(t *testing.T) {
 		t.Logf("%q: %s", tt.arg, out.Error.Detail)
 	}
 }
+
+// SIGTERM mid-job: the worker takes no new job, finishes the one it runs
+// (within its stop timeout) and exits cleanly; the job completes once.
+func TestWorkerStopsGracefully(t *testing.T) {
+	ctx := context.Background()
+	c := newCluster(t, panelDir(t, 3000, 10))
+	g := c.ground(t, grid100(1))
+	q := c.queue(t)
+	res := make(chan error, 1)
+	go func() {
+		_, err := q.Execute(ctx, g)
+		res <- err
+	}()
+	a := c.child(t, childConfig{Concurrency: 1, JobTimeout: time.Minute})
+	for began := time.Now(); c.job(t, g.ID()).State != "running"; time.Sleep(20 * time.Millisecond) {
+		if time.Since(began) > time.Minute {
+			t.Fatalf("the job did not start: %+v", c.job(t, g.ID()))
+		}
+	}
+	if err := a.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Wait(); err != nil {
+		t.Fatalf("the worker's exit: %v", err)
+	}
+	select {
+	case err := <-res:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("no answer: %+v", c.job(t, g.ID()))
+	}
+	if r := c.job(t, g.ID()); r.State != "completed" || r.Attempt != 1 {
+		t.Fatalf("job %+v: want completed by the stopping worker", r)
+	}
+}
