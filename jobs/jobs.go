@@ -58,6 +58,7 @@ import (
 
 	"github.com/groundgate/groundgate/errkind"
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/internal/loglevel"
 )
 
 // Queue names and limits. They are part of the deployment's contract:
@@ -221,26 +222,7 @@ func Migrate(ctx context.Context, pool *pgxpool.Pool, logger *slog.Logger) error
 
 // quiet is River's logger: River logs its routine at info level, which a
 // worker's log does not need line by line; warnings and errors pass.
-func quiet(logger *slog.Logger) *slog.Logger {
-	return slog.New(levelHandler{logger.Handler(), slog.LevelWarn})
-}
-
-type levelHandler struct {
-	slog.Handler
-	min slog.Level
-}
-
-func (h levelHandler) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= h.min && h.Handler.Enabled(ctx, l)
-}
-
-func (h levelHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	return levelHandler{h.Handler.WithAttrs(as), h.min}
-}
-
-func (h levelHandler) WithGroup(name string) slog.Handler {
-	return levelHandler{h.Handler.WithGroup(name), h.min}
-}
+func quiet(logger *slog.Logger) *slog.Logger { return loglevel.AtLeast(logger, slog.LevelWarn) }
 
 // newClient is River's client over pool with cfg; the queue's and the
 // worker's share it.

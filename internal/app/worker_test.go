@@ -6,13 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"math"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -28,6 +25,7 @@ import (
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/internal/s3test"
+	"github.com/groundgate/groundgate/internal/testio"
 	"github.com/groundgate/groundgate/jobs"
 	"github.com/groundgate/groundgate/registry"
 	"github.com/groundgate/groundgate/store/pgstore"
@@ -329,38 +327,6 @@ func TestTwoWorkersManyJobs(t *testing.T) {
 	}
 }
 
-// panelCSV writes a synthetic price panel (cols random walks over rows
-// weekdays): data that makes a 100-morphism grid take seconds. The seed
-// is fixed, so the bytes are too.
-func panelCSV(rows, cols int) []byte {
-	rng := rand.New(rand.NewPCG(1, 2))
-	level := make([]float64, cols)
-	for j := range level {
-		level[j] = 1 + rng.Float64()*100
-	}
-	var b bytes.Buffer
-	b.WriteString("Date")
-	for j := range cols {
-		fmt.Fprintf(&b, ",A%02d", j)
-	}
-	b.WriteByte('\n')
-	day := time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC)
-	for range rows {
-		for day.Weekday() == time.Saturday || day.Weekday() == time.Sunday {
-			day = day.AddDate(0, 0, 1)
-		}
-		b.WriteString(day.Format(time.DateOnly))
-		for j := range cols {
-			level[j] *= math.Exp(rng.NormFloat64() * 0.01)
-			b.WriteString(",")
-			b.WriteString(strconv.FormatFloat(level[j], 'g', 10, 64))
-		}
-		b.WriteByte('\n')
-		day = day.AddDate(0, 0, 1)
-	}
-	return b.Bytes()
-}
-
 // grid100 is a 100-morphism grid (5 windows × 4 risk windows × 5
 // leverages) on panel.csv; shift makes distinct groundings of it.
 func grid100(shift float64) map[string]any {
@@ -376,7 +342,7 @@ func grid100(shift float64) map[string]any {
 func panelDir(t testing.TB, rows, cols int) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "panel.csv"), panelCSV(rows, cols), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "panel.csv"), testio.PanelCSV(rows, cols), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir
