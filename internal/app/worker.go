@@ -19,6 +19,7 @@ import (
 	"github.com/groundgate/groundgate/policy"
 	"github.com/groundgate/groundgate/policy/smt"
 	"github.com/groundgate/groundgate/registry"
+	"github.com/groundgate/groundgate/server"
 	"github.com/groundgate/groundgate/store"
 	"github.com/groundgate/groundgate/store/pgstore"
 )
@@ -242,6 +243,8 @@ type ExecutorVia struct {
 	*execution.Executor
 	Queue *jobs.Queue
 }
+
+var _ server.Executor = ExecutorVia{}
 
 // Execute runs g through the queue.
 func (x ExecutorVia) Execute(ctx context.Context, g *ground.Grounded) (*execution.Footprint, error) {

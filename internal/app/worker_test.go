@@ -6,10 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -28,6 +31,7 @@ import (
 	"github.com/groundgate/groundgate/internal/testio"
 	"github.com/groundgate/groundgate/jobs"
 	"github.com/groundgate/groundgate/registry"
+	"github.com/groundgate/groundgate/server"
 	"github.com/groundgate/groundgate/store/pgstore"
 	"github.com/groundgate/groundgate/store/pgstore/pgstoretest"
 )
@@ -81,6 +85,7 @@ type cluster struct {
 	blobs string // the --blobs URL
 	data  string // the data root ("" the bundled sample data)
 	st    *pgstore.Store
+	reg   *registry.Store
 	disc  *discover.Discoverer
 	gate  *ground.Gate
 	exec  *execution.Executor
@@ -97,6 +102,7 @@ func newCluster(t testing.TB, data string) *cluster {
 	if err != nil {
 		t.Fatal(err)
 	}
+	c.reg = reg
 	if err := SeedBuiltin(ctx, reg); err != nil {
 		t.Fatal(err)
 	}
@@ -492,5 +498,50 @@ func TestWorkerStopsGracefully(t *testing.T) {
 	}
 	if r := c.job(t, g.ID()); r.State != "completed" || r.Attempt != 1 {
 		t.Fatalf("job %+v: want completed by the stopping worker", r)
+	}
+}
+
+// POST /v1/executions on a server whose Executor is ExecutorVia: the
+// grounding runs on a worker and the answer is the server's own — 201
+// with the footprint (the hash one bbolt server gives), a 422
+// over-budget problem for a grid the worker's budget refuses — and GET
+// reads the footprint back locally.
+func TestExecutionsEndpointOnWorkers(t *testing.T) {
+	dir := panelDir(t, 3000, 10)
+	if err := os.WriteFile(filepath.Join(dir, "small.csv"), testio.PanelCSV(100, 2), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newCluster(t, dir)
+	c.worker(t, WorkerConfig{Jobs: jobs.WorkerOptions{Concurrency: 1}, Exec: execution.Options{MaxCells: 1000}})
+	srv := server.New(server.Deps{Registry: c.reg, Discoverer: c.disc, Gate: c.gate,
+		Executor: ExecutorVia{Executor: c.exec, Queue: c.queue(t)}}, server.Config{})
+	post := func(id hashing.Digest) (int, []byte) {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodPost, "/v1/executions", strings.NewReader(`{"grounding":"`+id.String()+`"}`))
+		req.Header.Set("Content-Type", "application/json")
+		srv.Handler().ServeHTTP(rec, req)
+		return rec.Code, rec.Body.Bytes()
+	}
+
+	small := map[string]any{"family": "MOM_WZS", "metric": "SRP", "data": "small.csv", "params": map[string]any{"window": []float64{5, 10, 20}}}
+	code, body := post(c.ground(t, small).ID())
+	var fp struct {
+		Hash hashing.Digest `json:"hash"`
+	}
+	if err := json.Unmarshal(body, &fp); code != http.StatusCreated || err != nil {
+		t.Fatalf("small grid: %d %s", code, body)
+	}
+	if want := boltHash(t, dir, small); fp.Hash != want {
+		t.Fatalf("on a worker %s, on one bbolt server %s", fp.Hash, want)
+	}
+	rec := httptest.NewRecorder()
+	srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/executions/"+fp.Hash.String(), nil))
+	if rec.Code != http.StatusOK || !bytes.Contains(rec.Body.Bytes(), []byte(fp.Hash.String())) {
+		t.Fatalf("GET: %d %s", rec.Code, rec.Body.Bytes())
+	}
+
+	code, body = post(c.ground(t, grid100(0)).ID())
+	if code != http.StatusUnprocessableEntity || !bytes.Contains(body, []byte("over-budget")) {
+		t.Fatalf("over budget: %d %s", code, body)
 	}
 }
