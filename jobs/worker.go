@@ -26,7 +26,8 @@ const (
 	// RescueMargin is how much longer than the job timeout a job may be
 	// seen running before River's rescuer takes it for its worker's death
 	// and hands it to another worker. River's rescuer looks every 30 s, so
-	// a killed worker's job runs again 70 to 100 s after it started.
+	// a killed worker's job runs again 70 to 105 s after it started
+	// (retries are moved back to the queue every 5 s).
 	RescueMargin = 10 * time.Second
 	// DefaultStopTimeout is how long a stopping worker lets its running
 	// jobs finish before it cancels them and hands them back.
