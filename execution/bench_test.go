@@ -6,11 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -19,42 +17,6 @@ import (
 	"github.com/groundgate/groundgate/internal/testio"
 	"github.com/groundgate/groundgate/registry"
 )
-
-// panelCSV writes a synthetic panel shaped like a currency panel: cols
-// geometric random walks over rows weekdays from 1990, 1% of cells
-// missing and every 250th row empty (a holiday). The seed is fixed, so the
-// bytes are too.
-func panelCSV(rows, cols int) []byte {
-	rng := rand.New(rand.NewPCG(1, 2))
-	level := make([]float64, cols)
-	for j := range level {
-		level[j] = 1 + rng.Float64()*100
-	}
-	var b bytes.Buffer
-	b.WriteString("Date")
-	for j := range cols {
-		fmt.Fprintf(&b, ",CCY%02d", j)
-	}
-	b.WriteByte('\n')
-	day := time.Date(1990, 1, 1, 0, 0, 0, 0, time.UTC)
-	for i := range rows {
-		for day.Weekday() == time.Saturday || day.Weekday() == time.Sunday {
-			day = day.AddDate(0, 0, 1)
-		}
-		b.WriteString(day.Format(time.DateOnly))
-		for j := range cols {
-			level[j] *= math.Exp(rng.NormFloat64() * 0.006)
-			b.WriteByte(',')
-			if i%250 == 249 || rng.IntN(100) == 0 {
-				continue
-			}
-			b.WriteString(strconv.FormatFloat(level[j], 'g', 10, 64))
-		}
-		b.WriteByte('\n')
-		day = day.AddDate(0, 0, 1)
-	}
-	return b.Bytes()
-}
 
 // grid100 is the benchmark grid: MOM_WZS over window × risk_window ×
 // leverage, 5 × 4 × 5 = 100 morphisms.
@@ -101,7 +63,7 @@ var (
 )
 
 func benchPanelCSV(b testing.TB) []byte {
-	benchOnce.Do(func() { benchPanel = panelCSV(benchRows, benchCols) })
+	benchOnce.Do(func() { benchPanel = testio.PanelCSV(benchRows, benchCols) })
 	return benchPanel
 }
 
@@ -142,7 +104,7 @@ func BenchmarkGrid100(b *testing.B) {
 func BenchmarkExecuteGrid100(b *testing.B) {
 	dir := b.TempDir()
 	r := newRig(b, dir, Options{})
-	raw := panelCSV(5000, 5)
+	raw := testio.PanelCSV(5000, 5)
 	params := map[string]any{}
 	for k, v := range grid100 {
 		params[k] = v

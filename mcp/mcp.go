@@ -32,6 +32,7 @@ import (
 	"github.com/groundgate/groundgate/calls"
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/execution"
+	"github.com/groundgate/groundgate/internal/loglevel"
 	"github.com/groundgate/groundgate/registry"
 	"github.com/groundgate/groundgate/server"
 )
@@ -155,26 +156,7 @@ func HTTPHandler(s *sdk.Server, logger *slog.Logger) http.Handler {
 // quiet passes on the SDK's warnings and errors only: it logs every
 // connection at info, which for stateless HTTP is every request, and the
 // server's access log already has those.
-func quiet(l *slog.Logger) *slog.Logger {
-	if l == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return slog.New(minLevel{l.Handler(), slog.LevelWarn})
-}
-
-type minLevel struct {
-	slog.Handler
-	min slog.Level
-}
-
-func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= h.min && h.Handler.Enabled(ctx, l)
-}
-
-func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
-	return minLevel{h.Handler.WithAttrs(as), h.min}
-}
-func (h minLevel) WithGroup(g string) slog.Handler { return minLevel{h.Handler.WithGroup(g), h.min} }
+func quiet(l *slog.Logger) *slog.Logger { return loglevel.AtLeast(l, slog.LevelWarn) }
 
 // call runs one tool on its arguments: the value to return, or an error
 // the API maps to a problem.

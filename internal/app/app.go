@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -40,6 +39,7 @@ import (
 	"github.com/groundgate/groundgate/server"
 	"github.com/groundgate/groundgate/session"
 	"github.com/groundgate/groundgate/store"
+	"github.com/groundgate/groundgate/store/pgstore"
 )
 
 // Config is everything the server process needs; nothing is read from
@@ -115,7 +115,7 @@ type Main struct {
 	ln       net.Listener
 	// shared is the engine OpenShared opened (nil on a file), closed
 	// last; stopPoll ends the refresher's poll.
-	shared   io.Closer
+	shared   *pgstore.Store
 	stopPoll context.CancelFunc
 }
 
@@ -284,7 +284,19 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 		pctx, m.stopPoll = context.WithCancel(context.WithoutCancel(ctx))
 		go r.poll(pctx, PollInterval)
 	}
-	srv := server.New(server.Deps{Registry: m.Store, Discoverer: m.Disc, Gate: m.Gate, Executor: releasing{m.Exec},
+	// On a shared store executions run on `groundgate worker` processes
+	// (SPEC §17): a grid admitted here runs wherever a worker takes it,
+	// and a server killed while its client waits loses no execution. The
+	// footprint, replay, diff and P&L stay reads of the store here.
+	var executor server.Executor = releasing{m.Exec}
+	if pg := m.shared; pg != nil {
+		q, err := QueueExecutions(ctx, pg, m.Exec, cfg.Logger)
+		if err != nil {
+			return nil, err
+		}
+		executor = ExecutorVia{Executor: m.Exec, Queue: q}
+	}
+	srv := server.New(server.Deps{Registry: m.Store, Discoverer: m.Disc, Gate: m.Gate, Executor: executor,
 		Policies: m.Policies, Checker: policy.NewChecker(m.lintPool, cfg.PolicyTimeout), FuzzRuns: m.Fuzz,
 		Attester: attest.NewService(signer, m.Exec, m.Gate), Upstreams: m.Upstreams, Calls: m.Calls, Screen: ScreenTool,
 		Sessions: sessions},

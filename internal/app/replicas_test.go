@@ -25,7 +25,6 @@ import (
 
 // The PostgreSQL cluster and the S3 server start only for the tests that
 // ask for them (the replicas').
-func TestMain(m *testing.M) { pgstoretest.Main(m) }
 
 const replicaToken = "replica-admin-token"
 
@@ -70,6 +69,21 @@ func startReplicas(t *testing.T, p pgstoretest.Place, n int) []replica {
 		wg.Go(func() { ms[i], errs[i] = app.Open(context.Background(), cfg) })
 	}
 	wg.Wait()
+	// The executions go to a worker, as in a deployment.
+	w, err := app.OpenWorker(context.Background(), app.WorkerConfig{Store: p.DSN, Blobs: p.BlobsURL, Getenv: pgstoretest.Env,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, stopWorker := context.WithCancel(context.Background())
+	worked := make(chan error, 1)
+	go func() { worked <- w.Run(wctx) }()
+	t.Cleanup(func() {
+		stopWorker()
+		if err := <-worked; err != nil {
+			t.Errorf("worker: %v", err)
+		}
+	})
 	out := make([]replica, n)
 	for i, m := range ms {
 		if errs[i] != nil {
