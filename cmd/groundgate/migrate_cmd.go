@@ -27,17 +27,32 @@ func (m *migrateCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 		return fmt.Errorf("%w: migrate takes --from, --store and --blobs, and no argument", errUsage)
 	}
 	rep, err := app.Migrate(ctx, app.MigrateConfig{From: *from, Store: *dsn, Blobs: *blobs, Env: cli.Getenv})
-	for _, p := range rep.Source.Problems {
-		fmt.Fprintf(cli.Stderr, "SOURCE: %s\n", p)
+	var problems []string
+	if rep.Source != nil {
+		problems = append(problems, prefixed("SOURCE: ", rep.Source.Problems)...)
 	}
-	for _, p := range rep.Problems {
-		fmt.Fprintf(cli.Stderr, "MISMATCH: %s\n", p)
+	problems = append(problems, prefixed("MISMATCH: ", rep.Problems)...)
+	if rep.Target != nil {
+		problems = append(problems, prefixed("TARGET: ", rep.Target.Problems)...)
 	}
-	for _, p := range rep.Target.Problems {
-		fmt.Fprintf(cli.Stderr, "TARGET: %s\n", p)
+	for _, p := range problems {
+		fmt.Fprintln(cli.Stderr, p)
 	}
-	if perr := cli.printJSON(rep); err == nil {
-		err = perr
+	// The report when the command got as far as checking something; a
+	// refusal before (a held file, a target with another history) is its
+	// error alone.
+	if err == nil || len(problems) > 0 {
+		if perr := cli.printJSON(rep); err == nil {
+			err = perr
+		}
 	}
 	return err
+}
+
+func prefixed(prefix string, lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = prefix + l
+	}
+	return out
 }

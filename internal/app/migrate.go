@@ -43,9 +43,10 @@ type MigrateReport struct {
 	// both sides, and every difference found.
 	storecopy.Report
 	// Source is the file's verification before the copy; Target the same
-	// verification of every record on the new engine after it.
-	Source Report `json:"source"`
-	Target Report `json:"target"`
+	// verification of every record on the new engine after it (absent
+	// when the command stopped before it).
+	Source *Report `json:"source,omitempty"`
+	Target *Report `json:"target,omitempty"`
 	// CopySeconds, VerifySeconds and Seconds time the copy, its
 	// verification and the whole command.
 	CopySeconds   float64 `json:"copy_seconds"`
@@ -78,7 +79,9 @@ func Migrate(ctx context.Context, cfg MigrateConfig) (MigrateReport, error) {
 		return done(HintLocked(err, cfg.From))
 	}
 	defer src.Close()
-	if rep.Source, err = VerifyFile(ctx, cfg.From); err != nil {
+	srcRep, err := VerifyFile(ctx, cfg.From)
+	rep.Source = &srcRep
+	if err != nil {
 		return done(fmt.Errorf("migrate: the file does not verify, nothing copied: %w", err))
 	}
 
@@ -101,7 +104,8 @@ func Migrate(ctx context.Context, cfg MigrateConfig) (MigrateReport, error) {
 		rep.VerifySeconds = time.Since(t).Seconds()
 		return done(fmt.Errorf("migrate: %w", err))
 	}
-	rep.Target, err = verifyEngine(ctx, dst)
+	tgtRep, err := verifyEngine(ctx, dst)
+	rep.Target = &tgtRep
 	rep.VerifySeconds = time.Since(t).Seconds()
 	if err != nil {
 		return done(fmt.Errorf("migrate: the copy does not verify on the new engine: %w", err))

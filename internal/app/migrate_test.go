@@ -196,9 +196,9 @@ func TestMigrateEverything(t *testing.T) {
 	p := pgstoretest.New(t)
 	rep, err := migrateTo(t, path, p)
 	if err != nil {
-		t.Fatalf("migrate: %v\n%q %q %q", err, rep.Source.Problems, rep.Problems, rep.Target.Problems)
+		t.Fatalf("migrate: %v\n%+v\n%q\n%+v", err, rep.Source, rep.Problems, rep.Target)
 	}
-	src, tgt := rep.Source, rep.Target
+	src, tgt := *rep.Source, *rep.Target
 	src.Problems, tgt.Problems = nil, nil
 	if fmt.Sprint(src) != fmt.Sprint(tgt) || tgt.Sessions != 1 || tgt.Calls != 0 || tgt.FuzzRuns == 0 || tgt.Blobs < 2 || tgt.Footprints != 1 {
 		t.Fatalf("verified in the file %+v, on PostgreSQL %+v", src, tgt)
@@ -274,8 +274,8 @@ func TestMigrateRefusesACorruptFile(t *testing.T) {
 	db.Close()
 	p := pgstoretest.New(t)
 	rep, err := migrateTo(t, path, p)
-	if errkind.Of(err) != errkind.Corrupt || len(rep.Source.Problems) != 1 {
-		t.Fatalf("migrate: %v %q", err, rep.Source.Problems)
+	if errkind.Of(err) != errkind.Corrupt || rep.Source == nil || len(rep.Source.Problems) != 1 || rep.Target != nil {
+		t.Fatalf("migrate: %v %+v", err, rep.Source)
 	}
 	pg := p.Open(t)
 	defer pg.Close()
@@ -297,7 +297,7 @@ func TestMigrateOldFiles(t *testing.T) {
 			path := gunzip(t, f)
 			p := pgstoretest.New(t)
 			rep, err := migrateTo(t, path, p)
-			if err != nil || rep.Target.Registry.Versions == 0 || fmt.Sprint(rep.Target.Registry) != fmt.Sprint(rep.Source.Registry) {
+			if err != nil || rep.Target == nil || rep.Target.Registry.Versions == 0 || fmt.Sprint(rep.Target.Registry) != fmt.Sprint(rep.Source.Registry) {
 				t.Fatalf("migrate: %v\n%+v\n%+v", err, rep.Source.Registry, rep.Target.Registry)
 			}
 			reg, err := registry.Open(ctx, path, registry.Options{ReadOnly: true})
