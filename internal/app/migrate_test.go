@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -362,4 +363,36 @@ func gunzip(t *testing.T, gz string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// TestMigrateBig times `groundgate migrate` of a big file in a process of
+// its own, for its wall time and peak RSS (docs/storage.md). It runs when
+// GROUNDGATE_MIGRATE_FILE names the file (a 100,000-capability registry:
+// tools/bench/testdata/synth, then registry put) and
+// GROUNDGATE_MIGRATE_BIN the groundgate binary; GNU time measures it.
+func TestMigrateBig(t *testing.T) {
+	file, bin := os.Getenv("GROUNDGATE_MIGRATE_FILE"), os.Getenv("GROUNDGATE_MIGRATE_BIN")
+	if file == "" || bin == "" {
+		return // a measurement, run by hand
+	}
+	p := pgstoretest.New(t)
+	timing := filepath.Join(t.TempDir(), "time")
+	cmd := exec.Command("/usr/bin/time", "-f", "%e %M", "-o", timing, bin, "migrate", "--from", file, "--store", p.DSN,
+		"--blobs", fmt.Sprintf("s3://%s?endpoint=http://%s", p.Bucket, p.S3.Endpoint))
+	cmd.Env = append(os.Environ(), "AWS_ACCESS_KEY_ID="+s3test.AccessKey, "AWS_SECRET_ACCESS_KEY="+s3test.SecretKey)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("migrate: %v\n%s", err, errb.String())
+	}
+	var rep MigrateReport
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	tm, _ := os.ReadFile(timing)
+	var wall float64
+	var kb int
+	fmt.Sscan(string(tm), &wall, &kb)
+	t.Logf("%d rows, %d blobs, %d bytes: copy %.1f s, verify %.1f s (of which the records on PostgreSQL %d), whole %.1f s; wall %.1f s, peak RSS %d MB",
+		rep.Rows, rep.Blobs, rep.Bytes, rep.CopySeconds, rep.VerifySeconds, rep.Target.Registry.Records, rep.Seconds, wall, kb/1024)
 }
