@@ -2,11 +2,9 @@ package app
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +20,7 @@ import (
 	"github.com/groundgate/groundgate/gateway"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/internal/s3test"
+	"github.com/groundgate/groundgate/internal/testio"
 	"github.com/groundgate/groundgate/policy"
 	"github.com/groundgate/groundgate/registry"
 	"github.com/groundgate/groundgate/sampledata"
@@ -295,7 +294,7 @@ func TestMigrateOldFiles(t *testing.T) {
 	}
 	for _, f := range gz {
 		t.Run(filepath.Base(f), func(t *testing.T) {
-			path := gunzip(t, f)
+			path := testio.Gunzip(t, f)
 			p := pgstoretest.New(t)
 			rep, err := migrateTo(t, path, p)
 			if err != nil || rep.Target == nil || rep.Target.Registry.Versions == 0 || fmt.Sprint(rep.Target.Registry) != fmt.Sprint(rep.Source.Registry) {
@@ -340,31 +339,6 @@ func registryAnswers(t *testing.T, reg *registry.Store) string {
 	return out.String() + string(b)
 }
 
-func gunzip(t *testing.T, gz string) string {
-	t.Helper()
-	f, err := os.Open(gz)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "old.db")
-	out, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, zr); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // TestMigrateBig times `groundgate migrate` of a big file in a process of
 // its own, for its wall time and peak RSS (docs/storage.md). It runs when
 // GROUNDGATE_MIGRATE_FILE names the file (a 100,000-capability registry:
@@ -388,6 +362,9 @@ func TestMigrateBig(t *testing.T) {
 	var rep MigrateReport
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatal(err)
+	}
+	if errb.Len() > 0 {
+		t.Log(errb.String())
 	}
 	tm, _ := os.ReadFile(timing)
 	var wall float64

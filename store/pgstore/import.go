@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -39,25 +40,39 @@ func (s *Store) Import(ctx context.Context, space string, rows []Row) error {
 		keys[i], values[i] = nonNil(r.Key), nonNil(r.Value)
 	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO store_kv (space, key, value)
+		// The rows there already, looked up by key (= ANY uses the primary
+		// key's index whatever the table's statistics say; a join with the
+		// batch was planned as a scan of the keyspace, slower with each
+		// batch), compared here.
+		there, err := tx.Query(ctx, `SELECT key, value FROM store_kv WHERE space = $1 AND key = ANY($2::bytea[])`, space, keys)
+		if err != nil {
+			return err
+		}
+		have := map[string][]byte{}
+		for there.Next() {
+			var k, v []byte
+			if err := there.Scan(&k, &v); err != nil {
+				there.Close()
+				return err
+			}
+			have[string(k)] = v
+		}
+		there.Close()
+		if err := there.Err(); err != nil {
+			return err
+		}
+		for _, r := range rows {
+			if v, ok := have[string(r.Key)]; ok && !bytes.Equal(v, r.Value) {
+				return fmt.Errorf("%w: %s %q holds another value", store.ErrConflict, space, r.Key[:min(len(r.Key), 80)])
+			}
+		}
+		if len(have) == len(rows) {
+			return nil // all there: a copy run again
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO store_kv (space, key, value)
 			SELECT $1, k, v FROM unnest($2::bytea[], $3::bytea[]) AS r(k, v)
-			ON CONFLICT DO NOTHING`, space, keys, values); err != nil {
-			return err
-		}
-		var differ [][]byte
-		rows, err := tx.Query(ctx, `SELECT r.k FROM unnest($2::bytea[], $3::bytea[]) AS r(k, v)
-			JOIN store_kv s ON s.space = $1 AND s.key = r.k WHERE s.value <> r.v ORDER BY r.k LIMIT 1`, space, keys, values)
-		if err != nil {
-			return err
-		}
-		differ, err = pgx.CollectRows(rows, pgx.RowTo[[]byte])
-		if err != nil {
-			return err
-		}
-		if len(differ) > 0 {
-			return fmt.Errorf("%w: %s %q holds another value", store.ErrConflict, space, differ[0][:min(len(differ[0]), 80)])
-		}
-		return nil
+			ON CONFLICT DO NOTHING`, space, keys, values)
+		return err
 	})
 	if errors.Is(err, store.ErrConflict) {
 		return fmt.Errorf("pgstore: import: %w", err)
