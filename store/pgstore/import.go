@@ -40,39 +40,57 @@ func (s *Store) Import(ctx context.Context, space string, rows []Row) error {
 		keys[i], values[i] = nonNil(r.Key), nonNil(r.Value)
 	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		// The rows there already, looked up by key (= ANY uses the primary
-		// key's index whatever the table's statistics say; a join with the
-		// batch was planned as a scan of the keyspace, slower with each
-		// batch), compared here.
-		there, err := tx.Query(ctx, `SELECT key, value FROM store_kv WHERE space = $1 AND key = ANY($2::bytea[])`, space, keys)
+		// Insert what is not there; only the keys that were there already
+		// (none on a first copy, all on a run again) are read back and
+		// compared. A first copy then reads nothing: a lookup of the batch
+		// planned while the table's statistics still call it empty scanned
+		// the growing table for every batch (a 100,000-entry registry's
+		// identities took 70 s where its names took 3 s).
+		ins, err := tx.Query(ctx, `INSERT INTO store_kv (space, key, value)
+			SELECT $1, k, v FROM unnest($2::bytea[], $3::bytea[]) AS r(k, v)
+			ON CONFLICT DO NOTHING RETURNING key`, space, keys, values)
 		if err != nil {
 			return err
 		}
-		have := map[string][]byte{}
-		for there.Next() {
-			var k, v []byte
-			if err := there.Scan(&k, &v); err != nil {
-				there.Close()
+		inserted := map[string]bool{}
+		for ins.Next() {
+			var k []byte
+			if err := ins.Scan(&k); err != nil {
+				ins.Close()
 				return err
 			}
-			have[string(k)] = v
+			inserted[string(k)] = true
 		}
-		there.Close()
-		if err := there.Err(); err != nil {
+		ins.Close()
+		if err := ins.Err(); err != nil {
 			return err
 		}
+		if len(inserted) == len(rows) {
+			return nil
+		}
+		want := map[string][]byte{}
+		var there [][]byte
 		for _, r := range rows {
-			if v, ok := have[string(r.Key)]; ok && !bytes.Equal(v, r.Value) {
-				return fmt.Errorf("%w: %s %q holds another value", store.ErrConflict, space, r.Key[:min(len(r.Key), 80)])
+			if !inserted[string(r.Key)] {
+				want[string(r.Key)] = r.Value
+				there = append(there, nonNil(r.Key))
 			}
 		}
-		if len(have) == len(rows) {
-			return nil // all there: a copy run again
+		got, err := tx.Query(ctx, `SELECT key, value FROM store_kv WHERE space = $1 AND key = ANY($2::bytea[])`, space, there)
+		if err != nil {
+			return err
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO store_kv (space, key, value)
-			SELECT $1, k, v FROM unnest($2::bytea[], $3::bytea[]) AS r(k, v)
-			ON CONFLICT DO NOTHING`, space, keys, values)
-		return err
+		defer got.Close()
+		for got.Next() {
+			var k, v []byte
+			if err := got.Scan(&k, &v); err != nil {
+				return err
+			}
+			if !bytes.Equal(v, want[string(k)]) {
+				return fmt.Errorf("%w: %s %q holds another value", store.ErrConflict, space, k[:min(len(k), 80)])
+			}
+		}
+		return got.Err()
 	})
 	if errors.Is(err, store.ErrConflict) {
 		return fmt.Errorf("pgstore: import: %w", err)

@@ -43,6 +43,7 @@ import (
 	"fmt"
 	"hash"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -201,7 +202,7 @@ func Check(ctx context.Context, src Source, dst Target, opts Options) error {
 
 // quote names a key in an error: a version's number, else its text.
 func quote(space string, k []byte) string {
-	if len(k) == 8 && bytes.HasSuffix([]byte(space), []byte(".versions")) {
+	if len(k) == 8 && strings.HasSuffix(space, ".versions") {
 		return fmt.Sprintf("version %d", binary.BigEndian.Uint64(k))
 	}
 	return fmt.Sprintf("%q", k[:min(len(k), 80)])

@@ -361,3 +361,36 @@ func reopen(t *testing.T, path string) *boltstore.Store {
 	t.Cleanup(func() { s.Close() })
 	return s
 }
+
+// pgstore.Import, the copy's primitive: rows there with the same bytes
+// are left, a row there with other bytes refuses the whole batch.
+func TestImport(t *testing.T) {
+	ctx := context.Background()
+	dst := pgstoretest.New(t).Open(t)
+	defer dst.Close()
+	rows := func(vals ...string) []pgstore.Row {
+		var out []pgstore.Row
+		for i, v := range vals {
+			out = append(out, pgstore.Row{Key: fmt.Appendf(nil, "k%d", i), Value: []byte(v)})
+		}
+		return out
+	}
+	if err := dst.Import(ctx, "t.kv", rows("a", "b")); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Import(ctx, "t.kv", rows("a", "b", "c")); err != nil {
+		t.Fatalf("again, and one more: %v", err)
+	}
+	if err := dst.Import(ctx, "t.kv", rows("a", "B", "c", "d")); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("another value: %v, want ErrConflict", err)
+	}
+	var got []string
+	if err := dst.View(ctx, func(tx store.Tx) error {
+		return tx.Scan("t.kv", func(k, v []byte) error { got = append(got, string(k)+"="+string(v)); return nil })
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != "[k0=a k1=b k2=c]" {
+		t.Fatalf("after a refused batch: %v", got)
+	}
+}
