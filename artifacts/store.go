@@ -53,12 +53,14 @@ import (
 // Bucket is the bbolt bucket holding the blobs.
 var Bucket = []byte("artifacts.blobs")
 
-// spaceBlobs is the blobs' keyspace in the storage layer. Its check passes
+// Space is the blobs' keyspace in the storage layer, declared here for
+// what must know which keyspaces hold blobs (a copy to PostgreSQL + S3
+// sends their values to the object store). Its check passes
 // everything: reading a blob means decoding its envelope, and a recipe's
 // decoding reads other blobs, so the store cannot check one alone; every
 // read here decodes and re-hashes what it returns (contentOf), which is
 // the check.
-var spaceBlobs = store.Space{Name: string(Bucket), Check: func(hashing.Digest, []byte) error { return nil }}
+var Space = store.Space{Name: string(Bucket), Check: func(hashing.Digest, []byte) error { return nil }}
 
 // Backend is what the blob store needs of the storage layer
 // (registry.Store.Engine()).
@@ -70,7 +72,7 @@ type Backend interface {
 // storedValue is the value under d, nil when there is none (valid until the
 // transaction ends).
 func storedValue(tx store.Blobs, d hashing.Digest) ([]byte, error) {
-	v, err := tx.Blob(spaceBlobs, d)
+	v, err := tx.Blob(Space, d)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil
 	}
@@ -363,7 +365,7 @@ func (s *Store) PutTx(tx store.Blobs, data []byte) (hashing.Digest, error) {
 // put writes b unless an intact copy is already there, and reports
 // whether it wrote.
 func (s *Store) put(tx store.Blobs, b Blob) (bool, error) {
-	if have, err := tx.HasBlob(spaceBlobs, b.Digest); err != nil {
+	if have, err := tx.HasBlob(Space, b.Digest); err != nil {
 		return false, err
 	} else if have {
 		if !s.needsWrite(tx, b) {
@@ -373,7 +375,7 @@ func (s *Store) put(tx store.Blobs, b Blob) (bool, error) {
 	}
 	// bbolt keeps a reference to the value until the transaction ends;
 	// b.stored is never modified after Prepare.
-	return true, tx.PutBlob(spaceBlobs, b.Digest, b.stored)
+	return true, tx.PutBlob(Space, b.Digest, b.stored)
 }
 
 // needsWrite reports whether b must be written: nothing intact is stored
@@ -468,7 +470,7 @@ func (s *Store) Missing(ctx context.Context, ds []hashing.Digest) ([]hashing.Dig
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			have, err := tx.HasBlob(spaceBlobs, d)
+			have, err := tx.HasBlob(Space, d)
 			if err != nil {
 				return err
 			}
@@ -499,7 +501,7 @@ func (s *Store) Verify(ctx context.Context) (n int, problems []string, err error
 			msg string
 		}
 		var stored, derived []item
-		err := tx.Scan(spaceBlobs.Name, func(k, v []byte) error {
+		err := tx.Scan(Space.Name, func(k, v []byte) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}

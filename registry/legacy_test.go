@@ -2,19 +2,17 @@ package registry
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/internal/testio"
 )
 
 // testdata/legacy-v1.db.gz is a database written by the release before
@@ -48,23 +46,7 @@ func legacyDB(t *testing.T) (string, legacyGolden) {
 // testdata/NAME.golden.json.
 func goldenDB(t *testing.T, name string) (string, legacyGolden) {
 	t.Helper()
-	f, err := os.Open("testdata/" + name + ".db.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), name+".db")
-	if err := os.WriteFile(path, raw, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := testio.Gunzip(t, "testdata/"+name+".db.gz")
 	var g legacyGolden
 	data, err := os.ReadFile("testdata/" + name + ".golden.json")
 	if err != nil {

@@ -48,6 +48,7 @@ func commands() []commandSpec {
 		{"verify-attestation", "verify an execution or call attestation offline", func() command { return &verifyAttestationCmd{} }},
 		{"contract", "check a request against the capabilities' contracts (dry run)", func() command { return &contractCmd{} }},
 		{"policy", "lint, diff, store and list solver-checked policies", func() command { return &policyCmd{} }},
+		{"migrate", "copy a bbolt file into PostgreSQL + S3 and verify the copy", func() command { return &migrateCmd{} }},
 		{"upstream", "configure, inspect and sync a running server's upstream MCP servers (the gateway)", func() command { return &upstreamCmd{} }},
 	}
 }

@@ -488,6 +488,9 @@ func (t *tx) AppendEntry(name string, log []byte, seq uint64, raw []byte) error 
 // ScanLog implements store.Logs.
 func (t *tx) ScanLog(name string, log []byte, from uint64, fn func(seq uint64, raw []byte) error) error {
 	_, err := t.scan(name, store.EntryKey(log, from), store.EntryKey(log, math.MaxUint64), func(k, v []byte) error {
+		if len(k) != len(log)+9 {
+			return nil // another log whose id extends this one's past a zero byte
+		}
 		return fn(binary.BigEndian.Uint64(k[len(k)-8:]), v)
 	})
 	return err
