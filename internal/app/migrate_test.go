@@ -31,10 +31,6 @@ import (
 	"github.com/groundgate/groundgate/store/storecopy"
 )
 
-// PostgreSQL and the S3 server start only for the tests that ask
-// (TestMigrate…).
-func TestMain(m *testing.M) { pgstoretest.Main(m) }
-
 // richDB is fullDB (registry, policies, evidence, a grounding, an
 // execution with its blobs and footprint) plus a session with calls, a
 // finished fuzz run (a bucket sequence) and an upstream's configuration:
