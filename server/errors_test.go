@@ -34,6 +34,7 @@ import (
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/internal/pgtest"
+	"github.com/groundgate/groundgate/jobs"
 	"github.com/groundgate/groundgate/internal/s3test"
 	"github.com/groundgate/groundgate/policy"
 	"github.com/groundgate/groundgate/policy/smt"
@@ -43,6 +44,7 @@ import (
 	"github.com/groundgate/groundgate/store"
 	"github.com/groundgate/groundgate/store/pgstore"
 	"github.com/groundgate/groundgate/store/s3store"
+	"github.com/groundgate/groundgate/store/storecopy"
 	"github.com/groundgate/groundgate/wordvec"
 )
 
@@ -138,6 +140,11 @@ var sentinels = []struct {
 	{"ground.ErrNotFound", ground.ErrNotFound},
 	{"ground.ErrPolicyRefused", ground.ErrPolicyRefused},
 	{"hashing.ErrMalformed", hashing.ErrMalformed},
+	{"jobs.ErrClosed", jobs.ErrClosed},
+	{"jobs.ErrInvalidJob", jobs.ErrInvalidJob},
+	{"jobs.ErrLost", jobs.ErrLost},
+	{"jobs.ErrNoWorker", jobs.ErrNoWorker},
+	{"jobs.ErrStillRunning", jobs.ErrStillRunning},
 	{"policy.ErrCorrupt", policy.ErrCorrupt},
 	{"policy.ErrInvalid", policy.ErrInvalid},
 	{"policy.ErrNoSolver", policy.ErrNoSolver},
@@ -171,6 +178,9 @@ var sentinels = []struct {
 	{"store/pgstore.ErrContention", pgstore.ErrContention},
 	{"store/pgstore.ErrSchema", pgstore.ErrSchema},
 	{"store/s3store.ErrConfig", s3store.ErrConfig},
+	{"store/storecopy.ErrConflict", storecopy.ErrConflict},
+	{"store/storecopy.ErrMismatch", storecopy.ErrMismatch},
+	{"store/storecopy.ErrNested", storecopy.ErrNested},
 	{"wordvec.ErrCorrupt", wordvec.ErrCorrupt},
 }
 
