@@ -23,6 +23,10 @@ type Place struct {
 	DSN    string
 	S3     s3store.Config
 	Bucket string
+	// URL is the bucket as `--blobs` takes it; the credentials are Env's.
+	URL string
+	// Env is the S3 credentials as a process's environment (NAME=value).
+	Env []string
 }
 
 // New makes a place; it skips tb where PostgreSQL or weed is missing
@@ -37,7 +41,8 @@ func New(tb testing.TB) Place {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return Place{DSN: dsn, S3: cfg, Bucket: bucket}
+	env := []string{s3store.AccessKeyEnv + "=" + s3test.Env(s3store.AccessKeyEnv), s3store.SecretKeyEnv + "=" + s3test.Env(s3store.SecretKeyEnv)}
+	return Place{DSN: dsn, S3: cfg, Bucket: bucket, URL: srv.URL(bucket), Env: env}
 }
 
 // Blobs opens the place's bucket.
