@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -28,14 +29,18 @@ func refused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
 
 func (c call) ack() bool { return c.err == nil && c.status >= 200 && c.status < 300 }
 
-// client talks to one server process.
+// client talks to one server process, or to several as a load balancer
+// would: each request goes to the next server in turn, and one whose
+// connection is refused (a dead server: the request never reached it) is
+// sent to the next instead.
 type client struct {
-	base string
-	http *http.Client
+	bases []string
+	next  atomic.Uint32
+	http  *http.Client
 }
 
-func newClient(base string) *client {
-	return &client{base: base, http: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 8}}}
+func newClient(bases ...string) *client {
+	return &client{bases: bases, http: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 8}}}
 }
 
 func (c *client) close() { c.http.CloseIdleConnections() }
@@ -50,11 +55,22 @@ func (c *client) do(ctx context.Context, method, path string, body []byte, admin
 
 // doAs sends a request with a bearer token ("" for none).
 func (c *client) doAs(ctx context.Context, method, path string, body []byte, token string) call {
+	first := int(c.next.Add(1))
+	var r call
+	for i := range c.bases {
+		if r = c.send(ctx, c.bases[(first+i)%len(c.bases)], method, path, body, token); !refused(r.err) {
+			return r
+		}
+	}
+	return r
+}
+
+func (c *client) send(ctx context.Context, base, method, path string, body []byte, token string) call {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, base+path, rd)
 	if err != nil {
 		return call{err: err}
 	}

@@ -37,15 +37,18 @@ func buildBinary(t *testing.T) string {
 	return bin
 }
 
-// server is one `groundgate serve` process.
+// server is one `groundgate serve` process (or another long-running
+// groundgate command: a worker).
 type server struct {
 	cmd  *exec.Cmd
-	base string        // http://127.0.0.1:PORT
+	base string        // http://127.0.0.1:PORT; "" for a process that serves no HTTP
 	done chan struct{} // closed when the process has exited
 	err  error         // Wait's result, valid after done
 
-	mu   sync.Mutex
-	tail []string // the last lines of its log, for failure messages
+	mu    sync.Mutex
+	tail  []string               // the last lines of its log, for failure messages
+	watch func(line string) bool // called with each log line until it reports true
+	seen  chan struct{}          // closed when watch reported true
 }
 
 const tailLines = 40
@@ -56,48 +59,25 @@ const tailLines = 40
 // Cleanup kills the process if it is still running.
 func startServer(t *testing.T, bin, db, dir string) *server {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--db", db)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GROUNDGATE_ADMIN_TOKEN="+adminToken)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start groundgate serve: %v", err)
-	}
-	s := &server{cmd: cmd, done: make(chan struct{})}
-	t.Cleanup(func() { s.kill() })
+	return startServing(t, bin, dir, nil, "--db", db)
+}
+
+// startServing runs `groundgate serve --addr 127.0.0.1:0 ARGS…` with env
+// added to the test's environment and the admin token, as startServer.
+func startServing(t *testing.T, bin, dir string, env []string, args ...string) *server {
+	t.Helper()
 	addr := make(chan string, 1)
-	scanned := make(chan struct{})
-	go func() {
-		defer close(scanned)
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			s.mu.Lock()
-			if s.tail = append(s.tail, line); len(s.tail) > tailLines {
-				s.tail = s.tail[1:]
-			}
-			s.mu.Unlock()
-			var rec struct {
-				Msg  string `json:"msg"`
-				Addr string `json:"addr"`
-			}
-			if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "serving" && rec.Addr != "" {
-				select {
-				case addr <- rec.Addr:
-				default:
-				}
-			}
+	s := startProcess(t, bin, dir, env, func(line string) bool {
+		var rec struct {
+			Msg  string `json:"msg"`
+			Addr string `json:"addr"`
 		}
-	}()
-	go func() {
-		<-scanned // Wait closes the pipe; read it to the end first
-		s.err = cmd.Wait()
-		close(s.done)
-	}()
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "serving" && rec.Addr != "" {
+			addr <- rec.Addr
+			return true
+		}
+		return false
+	}, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	select {
 	case a := <-addr:
 		s.base = "http://" + a
@@ -121,6 +101,53 @@ func startServer(t *testing.T, bin, db, dir string) *server {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// startProcess runs `bin ARGS…` in dir with env added to the test's
+// environment and the admin token, keeping the tail of its log (stderr)
+// and calling watch with each line until it reports true (then seen is
+// closed). Cleanup kills the process if it is still running.
+func startProcess(t *testing.T, bin, dir string, env []string, watch func(line string) bool, args ...string) *server {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(append(os.Environ(), "GROUNDGATE_ADMIN_TOKEN="+adminToken), env...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start groundgate %s: %v", args[0], err)
+	}
+	s := &server{cmd: cmd, done: make(chan struct{}), watch: watch, seen: make(chan struct{})}
+	t.Cleanup(func() { s.kill() })
+	scanned := make(chan struct{})
+	go func() {
+		defer close(scanned)
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			s.mu.Lock()
+			if s.tail = append(s.tail, line); len(s.tail) > tailLines {
+				s.tail = s.tail[1:]
+			}
+			w := s.watch
+			s.mu.Unlock()
+			if w != nil && w(line) {
+				s.mu.Lock()
+				s.watch = nil
+				s.mu.Unlock()
+				close(s.seen)
+			}
+		}
+	}()
+	go func() {
+		<-scanned // Wait closes the pipe; read it to the end first
+		s.err = cmd.Wait()
+		close(s.done)
+	}()
+	return s
 }
 
 func (s *server) logTail() string {
