@@ -2,21 +2,11 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/groundgate/groundgate/artifacts"
-	"github.com/groundgate/groundgate/calls"
-	"github.com/groundgate/groundgate/discover"
-	"github.com/groundgate/groundgate/execution"
-	"github.com/groundgate/groundgate/fuzz/runs"
-	"github.com/groundgate/groundgate/ground"
-	"github.com/groundgate/groundgate/policy"
-	"github.com/groundgate/groundgate/registry"
-	"github.com/groundgate/groundgate/sampledata"
-	"github.com/groundgate/groundgate/session"
 	"github.com/groundgate/groundgate/store"
 	"github.com/groundgate/groundgate/store/boltstore"
 	"github.com/groundgate/groundgate/store/storecopy"
@@ -104,69 +94,11 @@ func Migrate(ctx context.Context, cfg MigrateConfig) (MigrateReport, error) {
 		rep.VerifySeconds = time.Since(t).Seconds()
 		return done(fmt.Errorf("migrate: %w", err))
 	}
-	tgtRep, err := verifyEngine(ctx, dst)
+	tgtRep, err := VerifyStore(ctx, dst, "the copy")
 	rep.Target = &tgtRep
 	rep.VerifySeconds = time.Since(t).Seconds()
 	if err != nil {
 		return done(fmt.Errorf("migrate: the copy does not verify on the new engine: %w", err))
 	}
 	return done(nil)
-}
-
-// verifyEngine is VerifyFile's checks over any engine: the registry, then
-// each package's records through store.Verify.
-//
-// It belongs with VerifyFile, which is being made engine-neutral beside
-// this change (`registry verify --store`); merged, Migrate calls that.
-func verifyEngine(ctx context.Context, st store.Store) (Report, error) {
-	rep := Report{Problems: []string{}}
-	var corrupt []error
-	var err error
-	rep.Registry, err = registry.VerifyStore(ctx, st)
-	rep.Problems = append(rep.Problems, rep.Registry.Problems...)
-	if err != nil && !errors.Is(err, registry.ErrCorrupt) {
-		return rep, err
-	} else if err != nil {
-		corrupt = append(corrupt, err)
-	}
-	arts, err := execution.OpenArtifacts(st)
-	if err != nil {
-		return rep, err
-	}
-	x, err := execution.New(noVersions{}, arts, st, sampledata.FS(), execution.Options{})
-	if err != nil {
-		return rep, err
-	}
-	for _, k := range []struct {
-		name     string
-		count    *int
-		verify   func(context.Context, store.Viewer) (int, []string, error)
-		sentinel error
-	}{
-		{"evidence", &rep.Evidence, discover.Verify, discover.ErrCorrupt},
-		{"grounding", &rep.Groundings, ground.Verify, ground.ErrCorrupt},
-		{"policies", &rep.Policies, policy.Verify, policy.ErrCorrupt},
-		{"fuzz runs", &rep.FuzzRuns, runs.Verify, runs.ErrCorrupt},
-		{"calls", &rep.Calls, calls.Verify, calls.ErrCorrupt},
-		{"sessions", &rep.Sessions, session.Verify, session.ErrCorrupt},
-		{"blobs", &rep.Blobs, func(ctx context.Context, _ store.Viewer) (int, []string, error) { return arts.Verify(ctx) }, artifacts.ErrCorrupt},
-		{"footprints", &rep.Footprints, func(ctx context.Context, _ store.Viewer) (int, []string, error) { return x.Verify(ctx) }, execution.ErrCorrupt},
-	} {
-		n, problems, err := k.verify(ctx, st)
-		*k.count = n
-		for _, p := range problems {
-			rep.Problems = append(rep.Problems, k.name+": "+p)
-		}
-		switch {
-		case err == nil:
-		case errors.Is(err, k.sentinel):
-			corrupt = append(corrupt, err)
-		default:
-			return rep, err
-		}
-	}
-	if len(rep.Problems) > 0 {
-		return rep, fmt.Errorf("%d problem(s), first: %s: %w", len(rep.Problems), rep.Problems[0], errors.Join(corrupt...))
-	}
-	return rep, nil
 }

@@ -40,12 +40,6 @@ type Report struct {
 	Problems []string `json:"problems"`
 }
 
-// storeVerifier is a store that can re-check everything it holds:
-// execution.Executor (footprints) and artifacts.Store (blobs).
-type storeVerifier interface {
-	Verify(ctx context.Context) (n int, problems []string, err error)
-}
-
 // VerifyFile re-checks everything stored in the bbolt file at path,
 // opened read-only (VerifyStore).
 func VerifyFile(ctx context.Context, path string) (Report, error) {
@@ -69,70 +63,51 @@ func VerifyFile(ctx context.Context, path string) (Report, error) {
 // check could not run.
 func VerifyStore(ctx context.Context, st store.Store, name string) (Report, error) {
 	rep := Report{Problems: []string{}}
-	var err error
 	var corrupt []error
-	collect := func(kind string, problems []string, err error, sentinel error) error {
-		for _, p := range problems {
-			if kind != "" {
-				p = kind + ": " + p
-			}
-			rep.Problems = append(rep.Problems, p)
-		}
-		switch {
-		case err == nil:
-			return nil
-		case errors.Is(err, sentinel):
-			corrupt = append(corrupt, err)
-			return nil
-		default:
-			return err
-		}
-	}
-
+	var err error
 	rep.Registry, err = registry.VerifyStore(ctx, st)
-	if err := collect("", rep.Registry.Problems, err, registry.ErrCorrupt); err != nil {
-		return rep, err
-	}
-	var problems []string
-	rep.Evidence, problems, err = discover.Verify(ctx, st)
-	if err := collect("evidence", problems, err, discover.ErrCorrupt); err != nil {
-		return rep, err
-	}
-	rep.Groundings, problems, err = ground.Verify(ctx, st)
-	if err := collect("grounding", problems, err, ground.ErrCorrupt); err != nil {
-		return rep, err
-	}
-	rep.Policies, problems, err = policy.Verify(ctx, st)
-	if err := collect("policies", problems, err, policy.ErrCorrupt); err != nil {
-		return rep, err
-	}
-	rep.FuzzRuns, problems, err = runs.Verify(ctx, st)
-	if err := collect("fuzz runs", problems, err, runs.ErrCorrupt); err != nil {
-		return rep, err
-	}
-	rep.Calls, problems, err = calls.Verify(ctx, st)
-	if err := collect("calls", problems, err, calls.ErrCorrupt); err != nil {
-		return rep, err
-	}
-	rep.Sessions, problems, err = session.Verify(ctx, st)
-	if err := collect("sessions", problems, err, session.ErrCorrupt); err != nil {
+	rep.Problems = append(rep.Problems, rep.Registry.Problems...)
+	switch {
+	case errors.Is(err, registry.ErrCorrupt):
+		corrupt = append(corrupt, err)
+	case err != nil:
 		return rep, err
 	}
 	arts, err := execution.OpenArtifacts(st)
 	if err != nil {
 		return rep, err
 	}
-	rep.Blobs, problems, err = storeVerifier(arts).Verify(ctx)
-	if err := collect("blobs", problems, err, artifacts.ErrCorrupt); err != nil {
-		return rep, err
-	}
 	x, err := execution.New(noVersions{}, arts, st, sampledata.FS(), execution.Options{})
 	if err != nil {
 		return rep, err
 	}
-	rep.Footprints, problems, err = storeVerifier(x).Verify(ctx)
-	if err := collect("footprints", problems, err, execution.ErrCorrupt); err != nil {
-		return rep, err
+	for _, k := range []struct {
+		name     string
+		count    *int
+		verify   func(context.Context, store.Viewer) (int, []string, error)
+		sentinel error
+	}{
+		{"evidence", &rep.Evidence, discover.Verify, discover.ErrCorrupt},
+		{"grounding", &rep.Groundings, ground.Verify, ground.ErrCorrupt},
+		{"policies", &rep.Policies, policy.Verify, policy.ErrCorrupt},
+		{"fuzz runs", &rep.FuzzRuns, runs.Verify, runs.ErrCorrupt},
+		{"calls", &rep.Calls, calls.Verify, calls.ErrCorrupt},
+		{"sessions", &rep.Sessions, session.Verify, session.ErrCorrupt},
+		{"blobs", &rep.Blobs, func(ctx context.Context, _ store.Viewer) (int, []string, error) { return arts.Verify(ctx) }, artifacts.ErrCorrupt},
+		{"footprints", &rep.Footprints, func(ctx context.Context, _ store.Viewer) (int, []string, error) { return x.Verify(ctx) }, execution.ErrCorrupt},
+	} {
+		n, problems, err := k.verify(ctx, st)
+		*k.count = n
+		for _, p := range problems {
+			rep.Problems = append(rep.Problems, k.name+": "+p)
+		}
+		switch {
+		case err == nil:
+		case errors.Is(err, k.sentinel):
+			corrupt = append(corrupt, err)
+		default:
+			return rep, err
+		}
 	}
 	if len(rep.Problems) > 0 {
 		return rep, fmt.Errorf("verify %s: %d problem(s), first: %s: %w", name, len(rep.Problems), rep.Problems[0], errors.Join(corrupt...))
