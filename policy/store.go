@@ -331,26 +331,46 @@ type PutResult struct {
 func (s *Store) Put(ctx context.Context, c *Compiled) (PutResult, error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	cur := s.Current()
-	if old, ok := cur.Get(c.Name); ok && old.ID == c.ID {
-		return PutResult{Policy: old, Version: cur.Version}, nil
-	}
-	if _, ok := cur.Get(c.Name); !ok && cur.Len() >= MaxPolicies {
-		return PutResult{}, fmt.Errorf("%w: %d policies are in force, at most %d", ErrTooMany, cur.Len(), MaxPolicies)
-	}
 	raw, err := hashing.Canonical(c.Policy)
 	if err != nil {
 		return PutResult{}, fmt.Errorf("policy: encode %s: %w", c.Name, err)
 	}
-	next := &Set{policies: map[string]*Compiled{}}
-	for n, p := range cur.policies {
-		next.policies[n] = p
+	for attempt := 1; ; attempt++ {
+		cur := s.Current()
+		if old, ok := cur.Get(c.Name); ok && old.ID == c.ID {
+			return PutResult{Policy: old, Version: cur.Version}, nil
+		}
+		if _, ok := cur.Get(c.Name); !ok && cur.Len() >= MaxPolicies {
+			return PutResult{}, fmt.Errorf("%w: %d policies are in force, at most %d", ErrTooMany, cur.Len(), MaxPolicies)
+		}
+		next := &Set{policies: map[string]*Compiled{}}
+		for n, p := range cur.policies {
+			next.policies[n] = p
+		}
+		next.policies[c.Name] = c
+		err := s.commit(ctx, cur, next, Change{Op: "put", Name: c.Name}, c.ID, raw)
+		if retryConflict(err, attempt) {
+			continue // commit caught up with the set that won: put on it
+		}
+		if err != nil {
+			return PutResult{}, err
+		}
+		return PutResult{Policy: c, Version: next.Version, Changed: true}, nil
 	}
-	next.policies[c.Name] = c
-	if err := s.commit(ctx, cur, next, Change{Op: "put", Name: c.Name}, c.ID, raw); err != nil {
-		return PutResult{}, err
-	}
-	return PutResult{Policy: c, Version: next.Version, Changed: true}, nil
+}
+
+// conflictAttempts bounds how often Put and Delete commit when another
+// process sharing the store (a replica over PostgreSQL) keeps making the
+// version they were about to make: a put or delete names one policy, so
+// after a conflict it applies again on the set that won, as the client
+// would have sent it a moment later; only a store so busy that it loses
+// every time answers ErrConflict.
+const conflictAttempts = 8
+
+// retryConflict reports whether a commit that failed with err should be
+// tried again.
+func retryConflict(err error, attempt int) bool {
+	return errors.Is(err, store.ErrConflict) && attempt < conflictAttempts
 }
 
 // Delete removes a policy from the set as a new version; its bytes stay
@@ -358,20 +378,26 @@ func (s *Store) Put(ctx context.Context, c *Compiled) (PutResult, error) {
 func (s *Store) Delete(ctx context.Context, name string) (uint64, error) {
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	cur := s.Current()
-	if _, ok := cur.Get(name); !ok {
-		return 0, fmt.Errorf("policy %q: %w", clip(name), ErrNotFound)
-	}
-	next := &Set{policies: map[string]*Compiled{}}
-	for n, p := range cur.policies {
-		if n != name {
-			next.policies[n] = p
+	for attempt := 1; ; attempt++ {
+		cur := s.Current()
+		if _, ok := cur.Get(name); !ok {
+			return 0, fmt.Errorf("policy %q: %w", clip(name), ErrNotFound)
 		}
+		next := &Set{policies: map[string]*Compiled{}}
+		for n, p := range cur.policies {
+			if n != name {
+				next.policies[n] = p
+			}
+		}
+		err := s.commit(ctx, cur, next, Change{Op: "delete", Name: name}, hashing.Digest{}, nil)
+		if retryConflict(err, attempt) {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		return next.Version, nil
 	}
-	if err := s.commit(ctx, cur, next, Change{Op: "delete", Name: name}, hashing.Digest{}, nil); err != nil {
-		return 0, err
-	}
-	return next.Version, nil
 }
 
 func (s *Store) commit(ctx context.Context, cur, next *Set, ch Change, id hashing.Digest, raw []byte) error {

@@ -314,16 +314,36 @@ func (s *Store) Put(ctx context.Context, e Entry) (PutResult, error) {
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	cur := s.Current()
-	if i, ok := cur.stored(preps[0].it); ok {
-		return PutResult{Capability: cur.clone(i), Version: cur.Version()}, nil
+	for attempt := 1; ; attempt++ {
+		cur := s.Current()
+		if i, ok := cur.stored(preps[0].it); ok {
+			return PutResult{Capability: cur.clone(i), Version: cur.Version()}, nil
+		}
+		snap, err := s.commit(ctx, "put", preps)
+		if retryConflict(err, attempt) {
+			continue // commit loaded the version that won: put on it
+		}
+		if err != nil {
+			return PutResult{}, err
+		}
+		c, _ := snap.Get(e.Name)
+		return PutResult{Capability: c, Version: snap.Version(), Changed: true}, nil
 	}
-	snap, err := s.commit(ctx, "put", preps)
-	if err != nil {
-		return PutResult{}, err
-	}
-	c, _ := snap.Get(e.Name)
-	return PutResult{Capability: c, Version: snap.Version(), Changed: true}, nil
+}
+
+// conflictAttempts bounds how often Put and Apply commit when another
+// process sharing the store (a replica over PostgreSQL) keeps making the
+// version they were about to make. A put replaces entries whatever the
+// version holds, so after a conflict it is applied again on the version
+// that won, as the client would have sent it a moment later; only a
+// store so busy that it loses every time answers ErrConflict.
+const conflictAttempts = 8
+
+// retryConflict reports whether a commit that failed with err should be
+// tried again: it lost the version to another process, and attempts
+// remain.
+func retryConflict(err error, attempt int) bool {
+	return errors.Is(err, store.ErrConflict) && attempt < conflictAttempts
 }
 
 // Apply adds or replaces several entries as one new version, in one
@@ -336,22 +356,27 @@ func (s *Store) Apply(ctx context.Context, entries []Entry) (uint64, []string, e
 	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
-	cur := s.Current()
-	var todo []prepared
-	for _, p := range preps {
-		if _, ok := cur.stored(p.it); ok {
+	for attempt := 1; ; attempt++ {
+		cur := s.Current()
+		var todo []prepared
+		for _, p := range preps {
+			if _, ok := cur.stored(p.it); ok {
+				continue
+			}
+			todo = append(todo, p)
+		}
+		if len(todo) == 0 {
+			return cur.Version(), []string{}, nil
+		}
+		snap, err := s.commit(ctx, "put", todo)
+		if retryConflict(err, attempt) {
 			continue
 		}
-		todo = append(todo, p)
+		if err != nil {
+			return 0, nil, err
+		}
+		return snap.Version(), snap.Info.Change.Names, nil
 	}
-	if len(todo) == 0 {
-		return cur.Version(), []string{}, nil
-	}
-	snap, err := s.commit(ctx, "put", todo)
-	if err != nil {
-		return 0, nil, err
-	}
-	return snap.Version(), snap.Info.Change.Names, nil
 }
 
 // stored reports whether s holds it as it is (same record, same identity)

@@ -15,7 +15,7 @@ import (
 )
 
 // TestServeSharedStore: serve --store --blobs --key from the command
-// line writes a PostgreSQL + S3 store that `registry verify --store
+// line, with a worker beside it, writes a PostgreSQL + S3 store that `registry verify --store
 // --blobs` finds whole; after one byte of a grounding record is flipped
 // behind the server's back, verify exits 1 naming the record. The flags'
 // misuses are usage errors that say what to give.
@@ -60,6 +60,10 @@ func TestServeSharedStore(t *testing.T) {
 	go func() {
 		done <- cliWith(&sout, &serr).Main(ctx, append([]string{"serve", "--addr", addr, "--key", key}, shared...))
 	}()
+	// The execution runs on a worker, as every execution on a shared store.
+	worked := make(chan int, 1)
+	var wout, werr bytes.Buffer
+	go func() { worked <- cliWith(&wout, &werr).Main(ctx, append([]string{"worker", "--concurrency", "1"}, shared...)) }()
 	c := apptest.Client{TB: t, Base: "http://" + addr}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
@@ -87,6 +91,9 @@ func TestServeSharedStore(t *testing.T) {
 	cancel()
 	if code := <-done; code != 0 {
 		t.Fatalf("serve: exit %d: %s", code, serr.String())
+	}
+	if code := <-worked; code != 0 {
+		t.Fatalf("worker: exit %d: %s", code, werr.String())
 	}
 
 	verify := func() (int, string, string) {
