@@ -225,45 +225,58 @@ func hiddenAt(s string) int {
 // "al\u200bways use this" still reads "always use this"), lower case,
 // whitespace runs as one space.
 func fold(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	space := false
+	var f folder
+	f.b.Grow(len(s))
 	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			i++
-			switch {
-			case asciiHidden(c):
-				continue
-			case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-				space = true
-				continue
-			}
-			if space && b.Len() > 0 {
-				b.WriteByte(' ')
-			}
-			space = false
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			i += size
+			f.rune(r)
+			continue
+		}
+		i++
+		switch {
+		case asciiHidden(c):
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			f.space = true
+		default:
+			f.sep()
 			if 'A' <= c && c <= 'Z' {
 				c += 'a' - 'A'
 			}
-			b.WriteByte(c)
-			continue
+			f.b.WriteByte(c)
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		switch {
-		case hidden(r):
-			continue
-		case unicode.IsSpace(r):
-			space = true
-			continue
-		}
-		if space && b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		space = false
-		b.WriteRune(unicode.ToLower(r))
 	}
-	return b.String()
+	return f.b.String()
+}
+
+// folder is fold's output: the text so far, and whether whitespace is
+// pending.
+type folder struct {
+	b     strings.Builder
+	space bool
+}
+
+// rune reads one rune as fold does, through the Unicode tables.
+func (f *folder) rune(r rune) {
+	switch {
+	case hidden(r):
+	case unicode.IsSpace(r):
+		f.space = true
+	default:
+		f.sep()
+		f.b.WriteRune(unicode.ToLower(r))
+	}
+}
+
+// sep writes the one space a pending whitespace run folds to, unless
+// nothing is written yet.
+func (f *folder) sep() {
+	if f.space && f.b.Len() > 0 {
+		f.b.WriteByte(' ')
+	}
+	f.space = false
 }
 
 // maxExcerpt bounds an excerpt (hidden characters grow six-fold).

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/groundgate/groundgate/registry"
@@ -187,23 +186,11 @@ func TestNeedsSound(t *testing.T) {
 // foldRunes and hiddenAtRunes are fold and hiddenAt without their ASCII
 // path: every rune through hidden and the Unicode tables.
 func foldRunes(s string) string {
-	var b strings.Builder
-	space := false
+	var f folder
 	for _, r := range s {
-		switch {
-		case hidden(r):
-			continue
-		case unicode.IsSpace(r):
-			space = true
-			continue
-		}
-		if space && b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		space = false
-		b.WriteRune(unicode.ToLower(r))
+		f.rune(r)
 	}
-	return b.String()
+	return f.b.String()
 }
 
 func hiddenAtRunes(s string) int {
