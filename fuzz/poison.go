@@ -54,31 +54,77 @@ type Flag struct {
 // descriptions, not orders. Compiled on first use: every command of the
 // binary would otherwise pay for them at start (0.3 ms), and only a screen
 // needs them.
+//
+// needs lists words one of which every match of the pattern holds (each
+// alternative of the pattern spells one of them): a text holding none is
+// not run through the pattern. Screening a tool's result of a few KiB
+// through all seven patterns took 0.5 ms of every gated call; the words
+// are looked for in microseconds. TestNeedsSound checks each list against
+// the pattern.
 var instructions = sync.OnceValue(func() []instruction {
 	return []instruction{
 		{"tells the agent to ignore its instructions",
-			regexp.MustCompile(`\b(ignore|disregard|forget|override|bypass)\b[^.]{0,40}\b(instructions?|prompts?|rules|guidelines|polic(y|ies)|constraints|previous|prior|above)\b`)},
+			regexp.MustCompile(`\b(ignore|disregard|forget|override|bypass)\b[^.]{0,40}\b(instructions?|prompts?|rules|guidelines|polic(y|ies)|constraints|previous|prior|above)\b`),
+			[]string{"ignore", "disregard", "forget", "override", "bypass"}},
 		{"tells the agent to always choose this tool",
-			regexp.MustCompile(`\b(always|only ever|must|should|you (must|should|need to))\b[^.]{0,20}\b(use|call|choose|pick|select|prefer|run|invoke|recommend)\b[^.]{0,20}\b(this|me|it)\b[^.]{0,12}\b(tool|capability|function|one|first|instead|always)?`)},
+			regexp.MustCompile(`\b(always|only ever|must|should|you (must|should|need to))\b[^.]{0,20}\b(use|call|choose|pick|select|prefer|run|invoke|recommend)\b[^.]{0,20}\b(this|me|it)\b[^.]{0,12}\b(tool|capability|function|one|first|instead|always)?`),
+			[]string{"always", "only ever", "must", "should", "need to"}},
 		{"tells the agent to avoid other tools",
-			regexp.MustCompile(`\b(never|do not|don't|avoid|instead of|rather than)\b[^.]{0,20}\b(use|call|choose|pick|select|using|calling|choosing)?\b[^.]{0,10}\b(any |all )?(other|another|competing|alternative)\b[^.]{0,15}\b(tools?|capabilit(y|ies)|functions?|famil(y|ies)|metrics?|operations?)\b`)},
+			regexp.MustCompile(`\b(never|do not|don't|avoid|instead of|rather than)\b[^.]{0,20}\b(use|call|choose|pick|select|using|calling|choosing)?\b[^.]{0,10}\b(any |all )?(other|another|competing|alternative)\b[^.]{0,15}\b(tools?|capabilit(y|ies)|functions?|famil(y|ies)|metrics?|operations?)\b`),
+			[]string{"never", "do not", "don't", "avoid", "instead of", "rather than"}},
 		{"tells the agent to hide something from the user",
-			regexp.MustCompile(`\b(do not|don't|never|without)\b[^.]{0,20}\b(tell|telling|inform|informing|mention|mentioning|reveal|revealing|show|showing|disclose|disclosing)\b[^.]{0,30}\b(user|researcher|human|operator|anyone)\b`)},
+			regexp.MustCompile(`\b(do not|don't|never|without)\b[^.]{0,20}\b(tell|telling|inform|informing|mention|mentioning|reveal|revealing|show|showing|disclose|disclosing)\b[^.]{0,30}\b(user|researcher|human|operator|anyone)\b`),
+			[]string{"do not", "don't", "never", "without"}},
 		{"addresses an AI agent",
-			regexp.MustCompile(`\b(as an? (ai|assistant|agent|llm|language model)|dear (ai|assistant|agent|model)|(attention|note to|hey)[ ,:]+(ai|assistant|agent|llm|model)s?\b|you are an? (ai|assistant|agent|llm|helpful))`)},
+			regexp.MustCompile(`\b(as an? (ai|assistant|agent|llm|language model)|dear (ai|assistant|agent|model)|(attention|note to|hey)[ ,:]+(ai|assistant|agent|llm|model)s?\b|you are an? (ai|assistant|agent|llm|helpful))`),
+			[]string{"as a", "dear ", "attention", "note to", "hey", "you are a"}},
 		{"poses as a system or developer message",
-			regexp.MustCompile(`(system prompt|developer message|<\s*/?\s*(important|system|instructions?|admin)\s*>|\[\s*/?\s*(system|inst|important)\s*\]|\bnew instructions?\s*:)`)},
+			regexp.MustCompile(`(system prompt|developer message|<\s*/?\s*(important|system|instructions?|admin)\s*>|\[\s*/?\s*(system|inst|important)\s*\]|\bnew instructions?\s*:)`),
+			[]string{"system", "developer message", "important", "inst", "admin"}},
 	}
 })
 
 type instruction struct {
-	why string
-	re  *regexp.Regexp
+	why   string
+	re    *regexp.Regexp
+	needs []string
+}
+
+// find is the first match of the pattern in visible, nil when none.
+func (in instruction) find(visible string) []int {
+	if !holdsAny(visible, in.needs) {
+		return nil
+	}
+	return in.re.FindStringIndex(visible)
 }
 
 var urlPattern = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`(?i)\b(https?|ftp|file|data|javascript|mailto)\s*:|\bwww\.[a-z0-9-]|\b[a-z0-9-]+\.(com|net|org|io|ai|xyz|ru|cn)\b(/|\s|$)`)
 })
+
+// urlNeeds are the words every match of urlPattern holds, in a text that
+// fold lower-cased. The pattern ignores case: of the letters it spells,
+// only s has a case-fold outside ASCII that fold leaves (ſ, U+017F; the
+// Kelvin sign lowers to k), so a text holding ſ is always run through it.
+var urlNeeds = []string{"http", "ftp", "file", "data", "javascript", "mailto", "www.",
+	".com", ".net", ".org", ".io", ".ai", ".xyz", ".ru", ".cn", "\u017f"}
+
+// findURL is the first link in visible, nil when none.
+func findURL(visible string) []int {
+	if !holdsAny(visible, urlNeeds) {
+		return nil
+	}
+	return urlPattern().FindStringIndex(visible)
+}
+
+func holdsAny(s string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
 
 // Poisoning screens an entry's discovery text — its name, aliases, tags,
 // description and examples — and returns what it flags, in field order.
@@ -120,12 +166,12 @@ func screenText(field, text string) []Flag {
 	}
 	visible := fold(text)
 	for _, in := range instructions() {
-		if loc := in.re.FindStringIndex(visible); loc != nil {
+		if loc := in.find(visible); loc != nil {
 			flags = append(flags, Flag{Field: field, Rule: RuleInstruction, Why: in.why, Excerpt: excerpt(visible, loc[0], loc[1])})
 			break // one instruction flag per field says enough
 		}
 	}
-	if loc := urlPattern().FindStringIndex(visible); loc != nil {
+	if loc := findURL(visible); loc != nil {
 		flags = append(flags, Flag{Field: field, Rule: RuleURL, Why: "holds a link", Excerpt: excerpt(visible, loc[0], loc[1])})
 	}
 	return flags
@@ -149,11 +195,28 @@ func hidden(r rune) bool {
 	return !unicode.IsGraphic(r) && !unicode.IsSpace(r)
 }
 
+// asciiHidden is hidden for a rune below utf8.RuneSelf: the controls
+// other than tab, newline and carriage return. fold and hiddenAt read
+// ASCII bytes through it: a tool's result is mostly ASCII, and the
+// Unicode tables cost most of a screen.
+func asciiHidden(c byte) bool {
+	return c < 0x20 && c != '\t' && c != '\n' && c != '\r' || c == 0x7f
+}
+
 func hiddenAt(s string) int {
-	for i, r := range s {
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if asciiHidden(c) {
+				return i
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
 		if hidden(r) {
 			return i
 		}
+		i += size
 	}
 	return -1
 }
@@ -162,23 +225,58 @@ func hiddenAt(s string) int {
 // "al\u200bways use this" still reads "always use this"), lower case,
 // whitespace runs as one space.
 func fold(s string) string {
-	var b strings.Builder
-	space := false
-	for _, r := range s {
+	var f folder
+	f.b.Grow(len(s))
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			i += size
+			f.rune(r)
+			continue
+		}
+		i++
 		switch {
-		case hidden(r):
-			continue
-		case unicode.IsSpace(r):
-			space = true
-			continue
+		case asciiHidden(c):
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			f.space = true
+		default:
+			f.sep()
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			f.b.WriteByte(c)
 		}
-		if space && b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		space = false
-		b.WriteRune(unicode.ToLower(r))
 	}
-	return b.String()
+	return f.b.String()
+}
+
+// folder is fold's output: the text so far, and whether whitespace is
+// pending.
+type folder struct {
+	b     strings.Builder
+	space bool
+}
+
+// rune reads one rune as fold does, through the Unicode tables.
+func (f *folder) rune(r rune) {
+	switch {
+	case hidden(r):
+	case unicode.IsSpace(r):
+		f.space = true
+	default:
+		f.sep()
+		f.b.WriteRune(unicode.ToLower(r))
+	}
+}
+
+// sep writes the one space a pending whitespace run folds to, unless
+// nothing is written yet.
+func (f *folder) sep() {
+	if f.space && f.b.Len() > 0 {
+		f.b.WriteByte(' ')
+	}
+	f.space = false
 }
 
 // maxExcerpt bounds an excerpt (hidden characters grow six-fold).

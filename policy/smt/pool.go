@@ -222,16 +222,27 @@ func (p *Pool) shrink(ctx context.Context, q Query, parts []Part, first bool) (S
 	}
 	status := Unsat
 	err = p.with(ctx, timeout, b.Len(), func(qctx context.Context, pr *proc) error {
-		resps, err := pr.roundtrip(qctx, p.solver.timeoutOption(timeout)+"(push 1)\n"+b.String())
+		// The query, the first check and the first steps of the deletion
+		// go in one write: each exchange is two wake-ups (the solver's,
+		// then ours), which on a busy machine cost more than the checks.
+		cmds := p.solver.timeoutOption(timeout) + "(push 1)\n" + b.String()
+		if first {
+			cmds += assumingCmd(keep, -1)
+		}
+		steps := speculate(keep, 0)
+		resps, err := pr.roundtrip(qctx, cmds+steps.commands())
 		if err != nil {
 			return err
 		}
-		if len(resps) > 0 {
+		if bad := slices.IndexFunc(resps, func(r Sexp) bool { return r.IsList }); bad >= 0 {
 			pr.broken = true // as Check: an error leaves the solver's state its own
-			return fmt.Errorf("%w: solver rejected it: %s", ErrBadQuery, oneLine(resps[0].String()))
+			return fmt.Errorf("%w: solver rejected it: %s", ErrBadQuery, oneLine(resps[bad].String()))
 		}
 		if first {
-			switch status, err = pr.assuming(qctx, keep, -1, timeout); {
+			if len(resps) == 0 {
+				return pr.garbage("check-sat-assuming", resps)
+			}
+			switch status, err = pr.firstStatus(qctx, resps[0], timeout); {
 			case err != nil:
 				return err
 			case status == Sat:
@@ -239,20 +250,18 @@ func (p *Pool) shrink(ctx context.Context, q Query, parts []Part, first bool) (S
 			case status != Unsat:
 				return nil // unknown: the process is not reused
 			}
+			resps = resps[1:]
 		}
-		for j := 0; j < len(keep); {
-			st, err := pr.assuming(qctx, keep, j, timeout)
-			if err != nil {
+		for len(steps.nodes) > 0 {
+			j := 0
+			if keep, j, err = steps.follow(pr, resps); err != nil {
 				return err
 			}
-			switch st {
-			case Unsat:
-				keep = append(keep[:j], keep[j+1:]...) // not needed
-			case Sat:
-				j++ // needed
-			default:
-				pr.broken = true // a solver that gave up mid-session is not reused
-				return fmt.Errorf("%w: the solver could not decide a step of the shrink", ErrTimeout)
+			if steps = speculate(keep, j); len(steps.nodes) == 0 {
+				break
+			}
+			if resps, err = pr.roundtrip(qctx, steps.commands()); err != nil {
+				return err
 			}
 		}
 		return pr.send("(pop 1)\n") // read by the next query's drain
@@ -270,35 +279,29 @@ func (p *Pool) shrink(ctx context.Context, q Query, parts []Part, first bool) (S
 	return Unsat, out, nil
 }
 
-// assuming checks the session's assertions with the indicators of the
-// parts in keep, but the one at index skip (-1: none), assumed true. An
-// unknown answer at the first step (skip -1) is worded as Check words
-// it: ErrTimeout when the solver gave up for time.
-func (pr *proc) assuming(ctx context.Context, keep []int, skip int, timeout time.Duration) (Status, error) {
+// assumingCmd checks the session's assertions with the indicators of the
+// parts in keep, but the one at index skip (-1: none), assumed true.
+func assumingCmd(keep []int, skip int) string {
 	var lits strings.Builder
 	for k, i := range keep {
 		if k != skip {
 			fmt.Fprintf(&lits, " %s%d|", shrinkPrefix, i)
 		}
 	}
-	cmd := "(check-sat-assuming (" + lits.String() + "))\n"
 	if lits.Len() == 0 {
-		cmd = "(check-sat)\n" // cvc5 refuses an empty assumption list
+		return "(check-sat)\n" // cvc5 refuses an empty assumption list
 	}
-	resps, err := pr.roundtrip(ctx, cmd)
-	if err != nil {
-		return "", err
-	}
-	if len(resps) != 1 || resps[0].IsList {
-		return "", pr.garbage("check-sat-assuming", resps)
-	}
-	switch st := Status(resps[0].Atom); st {
+	return "(check-sat-assuming (" + lits.String() + "))\n"
+}
+
+// firstStatus reads the answer to the first check (every part assumed).
+// An unknown answer is worded as Check words it: ErrTimeout when the
+// solver gave up for time.
+func (pr *proc) firstStatus(ctx context.Context, resp Sexp, timeout time.Duration) (Status, error) {
+	switch st := Status(resp.Atom); st {
 	case Sat, Unsat:
 		return st, nil
 	case Unknown:
-		if skip >= 0 {
-			return Unknown, nil
-		}
 		pr.broken = true // a solver that gave up mid-session is not reused
 		resps, err := pr.roundtrip(ctx, "(get-info :reason-unknown)\n")
 		if err != nil {
@@ -312,7 +315,95 @@ func (pr *proc) assuming(ctx context.Context, keep []int, skip int, timeout time
 		}
 		return Unknown, nil
 	}
-	return "", pr.garbage("check-sat-assuming", resps)
+	return "", pr.garbage("check-sat-assuming", []Sexp{resp})
+}
+
+// speculateDepth is how many steps of the deletion one exchange decides:
+// the checks of every way the next steps can go (2^depth - 1 of them,
+// each a few microseconds of the solver's) are sent at once, and the
+// answers followed along the way the deletion goes. Every check's answer
+// is the formula's, whichever others the solver answered before it, so
+// the parts kept are those of one exchange per step.
+const speculateDepth = 3
+
+// stepTree is the deletion's next steps, each way they can go: node n is
+// the check of keep without keep[j] (its state), its children the state
+// after an unsat answer (keep[j] dropped) and after a sat one (kept).
+type stepTree struct {
+	nodes []stepNode
+}
+
+type stepNode struct {
+	keep       []int
+	j          int
+	unsat, sat int // the children's indexes; -1: the state is past the tree
+}
+
+// speculate is the tree of the deletion's next speculateDepth steps from
+// keep and step j.
+func speculate(keep []int, j int) stepTree {
+	var t stepTree
+	var add func(keep []int, j, depth int) int
+	add = func(keep []int, j, depth int) int {
+		if depth == 0 || j >= len(keep) {
+			return -1
+		}
+		n := len(t.nodes)
+		t.nodes = append(t.nodes, stepNode{keep: keep, j: j})
+		dropped := append(slices.Clone(keep[:j]), keep[j+1:]...)
+		u := add(dropped, j, depth-1)
+		s := add(keep, j+1, depth-1)
+		t.nodes[n].unsat, t.nodes[n].sat = u, s
+		return n
+	}
+	add(keep, j, speculateDepth)
+	return t
+}
+
+// commands are the tree's checks, in node order.
+func (t stepTree) commands() string {
+	var b strings.Builder
+	for _, n := range t.nodes {
+		b.WriteString(assumingCmd(n.keep, n.j))
+	}
+	return b.String()
+}
+
+// follow walks the tree by the solver's answers (one per node, in node
+// order) and returns the state it reaches. An answer other than sat or
+// unsat on the way is ErrTimeout; one off the way is not read.
+func (t stepTree) follow(pr *proc, resps []Sexp) ([]int, int, error) {
+	if len(resps) != len(t.nodes) {
+		return nil, 0, pr.garbage("check-sat-assuming", resps)
+	}
+	for _, r := range resps {
+		if r.IsList {
+			return nil, 0, pr.garbage("check-sat-assuming", resps)
+		}
+	}
+	n := 0
+	for {
+		node := t.nodes[n]
+		next := -1
+		keep, j := node.keep, node.j
+		switch Status(resps[n].Atom) {
+		case Unsat:
+			keep = append(slices.Clone(keep[:j]), keep[j+1:]...) // not needed
+			next = node.unsat
+		case Sat:
+			j++ // needed
+			next = node.sat
+		case Unknown:
+			pr.broken = true // a solver that gave up mid-session is not reused
+			return nil, 0, fmt.Errorf("%w: the solver could not decide a step of the shrink", ErrTimeout)
+		default:
+			return nil, 0, pr.garbage("check-sat-assuming", resps)
+		}
+		if next < 0 {
+			return keep, j, nil
+		}
+		n = next
+	}
 }
 
 // shrinkPrefix starts the indicator symbols Shrink declares (quoted
@@ -405,6 +496,9 @@ type proc struct {
 	// pending: commands were sent whose answers (none expected) and sync
 	// mark are not read yet; drain reads them before the next query.
 	pending bool
+	// exchanges counts the waits for an answer: what a query costs on a
+	// busy machine (TestShrinkExchanges).
+	exchanges int
 }
 
 func startProc(ctx context.Context, s Solver) (*proc, error) {
@@ -637,6 +731,7 @@ func (pr *proc) roundtrip(ctx context.Context, cmds string) ([]Sexp, error) {
 }
 
 func (pr *proc) exchange(cmds string) ([]Sexp, error) {
+	pr.exchanges++
 	if _, err := io.WriteString(pr.stdin, cmds+"(echo \""+syncMark+"\")\n"); err != nil {
 		return nil, fmt.Errorf("%w: write: %w%s", ErrSolver, err, pr.stderrNote())
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -620,26 +621,7 @@ func TestShrink(t *testing.T) {
 					t.Errorf("Shrink(%v) = %v, %v; want %s", tc.parts, got, err, tc.want)
 				}
 				// The same by one Check per step, as the checker did before.
-				keep := slices.Clone(tc.parts)
-				for j := 0; j < len(keep); {
-					var b strings.Builder
-					b.WriteString(base.Commands)
-					for k, pt := range keep {
-						if k != j {
-							b.WriteString("(assert " + pt.Term + ")")
-						}
-					}
-					if check(t, p, Query{Commands: b.String(), Goal: base.Goal}).Status == Unsat {
-						keep = append(keep[:j], keep[j+1:]...)
-					} else {
-						j++
-					}
-				}
-				var names []string
-				for _, pt := range keep {
-					names = append(names, pt.Name)
-				}
-				if strings.Join(names, " ") != tc.want {
+				if names := deleteByChecks(t, p, base, tc.parts); strings.Join(names, " ") != tc.want {
 					t.Errorf("by Checks: %v, want %s", names, tc.want)
 				}
 			}
@@ -815,4 +797,97 @@ func BenchmarkExplain(b *testing.B) {
 			}
 		})
 	}
+}
+
+// deleteByChecks is deletion in order over parts by one Check per step:
+// what Shrink answers in one session.
+func deleteByChecks(t *testing.T, p *Pool, base Query, parts []Part) []string {
+	t.Helper()
+	keep := slices.Clone(parts)
+	for j := 0; j < len(keep); {
+		var b strings.Builder
+		b.WriteString(base.Commands)
+		for k, pt := range keep {
+			if k != j {
+				b.WriteString("(assert " + pt.Term + ")")
+			}
+		}
+		if check(t, p, Query{Commands: b.String(), Goal: base.Goal}).Status == Unsat {
+			keep = append(keep[:j], keep[j+1:]...)
+		} else {
+			j++
+		}
+	}
+	names := []string{}
+	for _, pt := range keep {
+		names = append(names, pt.Name)
+	}
+	return names
+}
+
+// TestShrinkExchanges: Shrink and Core decide up to speculateDepth steps
+// of the deletion per exchange with the solver, and keep what deletion by
+// one Check per step keeps, on random sets of parts (some refusing, some
+// not, some needed only together).
+func TestShrinkExchanges(t *testing.T) {
+	base := Query{Commands: "(declare-const x Int) (declare-const y Int) (declare-const allow Bool) (assert (= x 5)) (assert (= y 7))", Goal: "allow"}
+	terms := []string{"(=> allow (< x 3))", "(=> allow (> x 6))", "(=> allow (< y 3))", "(=> allow (= (mod y 2) 1))",
+		"(=> allow (<= x y))", "(=> allow (> (+ x y) 20))", "(> y 8)", "(< y 6)", "(=> allow (> x 4))", "(or (not allow) (< x 0) (> y 100))"}
+	rng := rand.New(rand.NewPCG(28, 3))
+	for _, s := range solvers(t) {
+		t.Run(string(s.Kind), func(t *testing.T) {
+			p := newPool(t, s, 1)
+			check(t, p, base) // the process started: its start's exchanges are not counted
+			for c := range 40 {
+				var parts []Part
+				for i := range rng.IntN(9) {
+					parts = append(parts, Part{Name: fmt.Sprintf("p%d", i), Term: terms[rng.IntN(len(terms))]})
+				}
+				want := deleteByChecks(t, p, base, parts)
+				before := p.exchanges(t)
+				got, err := p.Shrink(context.Background(), base, parts)
+				if err != nil || strings.Join(got, " ") != strings.Join(want, " ") {
+					t.Fatalf("case %d: Shrink(%v) = %v, %v; by Checks %v", c, parts, got, err, want)
+				}
+				n := len(parts)
+				if used, most := p.exchanges(t)-before, 1+(n+speculateDepth-1)/speculateDepth; used > most {
+					t.Errorf("case %d: Shrink of %d parts took %d exchanges, want at most %d", c, n, used, most)
+				}
+				whole := base.Commands
+				for _, pt := range parts {
+					whole += "(assert " + pt.Term + ")"
+				}
+				r := check(t, p, Query{Commands: whole, Goal: base.Goal})
+				before = p.exchanges(t)
+				status, core, err := p.Core(context.Background(), base, parts)
+				if err != nil {
+					t.Fatalf("case %d: Core: %v", c, err)
+				}
+				// The query, the first check and speculateDepth steps in one
+				// exchange; the rest speculateDepth steps at a time.
+				rest := max(n-speculateDepth, 0)
+				if used, most := p.exchanges(t)-before, 1+(rest+speculateDepth-1)/speculateDepth; used > most {
+					t.Errorf("case %d: Core of %d parts took %d exchanges, want at most %d", c, n, used, most)
+				}
+				if r.Status != status {
+					t.Fatalf("case %d: Core = %s, Check = %s", c, status, r.Status)
+				}
+				if status == Unsat && strings.Join(core, " ") != strings.Join(want, " ") {
+					t.Fatalf("case %d: Core(%v) = %v; by Checks %v", c, parts, core, want)
+				}
+			}
+		})
+	}
+}
+
+// exchanges counts the one process's exchanges so far (a renewed process
+// counts from 0 again).
+func (p *Pool) exchanges(t *testing.T) int {
+	t.Helper()
+	s := <-p.slots
+	defer func() { p.slots <- s }()
+	if s.proc == nil {
+		return 0
+	}
+	return s.proc.exchanges
 }
