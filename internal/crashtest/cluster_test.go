@@ -242,7 +242,7 @@ func TestClusterUnderLoad(t *testing.T) {
 	}
 	cl := &cluster{t: t, bin: bin, dir: dir, env: env,
 		serveArgs:  append([]string{"--key", filepath.Join(dir, "cluster.key")}, shared...),
-		workerArgs: append([]string{"--concurrency", "2"}, shared...),
+		workerArgs: append([]string{"--concurrency", "2", "--job-timeout", "30s"}, shared...),
 		servers:    make([]*server, clusterServers), workers: make([]*server, clusterWorkers)}
 	// The first replica makes the key and seeds the store; the others
 	// start together.
