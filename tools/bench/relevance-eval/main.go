@@ -2,7 +2,7 @@
 // discover/relevance, issue 27) on the development data in
 // ../shared/data, in-process, and prints a table and a JSON summary.
 //
-//	relevance-eval [--data DIR] [--json FILE] [--set dev|test|all] [--sweep] [--config JSON] [--features FILE]
+//	relevance-eval [--data DIR] [--json FILE] [--set dev|test|all] [--sweep] [--config JSON] [--features FILE] [--ranks FILE]
 //
 // DIR holds tool-discovery/ and tau-airline/ (default
 // $GROUNDGATE_SHARED/data, else ../shared/data beside the repository).
@@ -44,6 +44,10 @@
 // --features writes what the decision rule reads of every request under
 // every condition (relevance.Index.Explain, and the rule's matches with
 // the gate off), one JSON line each, for calibrating the rule offline.
+// --ranks writes every document and, for every request under the served
+// and offered conditions, the candidates by the full score with their
+// scores, one JSON line each, for measuring another ranking offline
+// (tools/bench/encoder-spike.sh).
 // --quick prints the relevance rule's rows and the top-5 baselines only (for
 // calibration with --config). --sweep prints, for the dev half of StableToolBench, the figures of a
 // grid of thresholds and margins (what calibrated them).
@@ -172,6 +176,7 @@ func run(args []string, stdout io.Writer) error {
 	sweep := fs.Bool("sweep", false, "print the calibration grid on StableToolBench dev")
 	quick := fs.Bool("quick", false, "the relevance rows only (no baselines, no JSON)")
 	features := fs.String("features", "", "write what the decision rule reads of every request to `file` (JSON lines) and exit")
+	ranks := fs.String("ranks", "", "write the documents and every request's candidates by the full score to `file` (JSON lines) and exit")
 	override := fs.String("config", "", "JSON `object` overriding constants of relevance.DefaultConfig (for calibration on dev)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -220,6 +225,14 @@ func run(args []string, stdout io.Writer) error {
 		}
 		defer f.Close()
 		return writeFeatures(f, vec, cfg, tbDocs, tbReqs, tauDocs, tauReqs)
+	}
+	if *ranks != "" {
+		f, err := os.Create(*ranks)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		return writeRanks(f, vec, cfg, tbDocs, tbReqs, tauDocs, tauReqs)
 	}
 	if *sweep {
 		return runSweep(stdout, vec, cfg, tbDocs, tbReqs, tauDocs, tauReqs)
