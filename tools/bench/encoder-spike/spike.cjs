@@ -169,4 +169,10 @@ const dot = (a, b) => {
       console.log(`| ${half} (${sb.length}; τ ${tau.length}) | ${name} | ${f3(r5)} | ${f3(o3)} | ${f3(t5)} (${tall}) | ${f3(auc)} | ${f3(none)} |`);
     }
   }
+  // What any reranker of the full score's candidates could reach.
+  for (const half of ['dev', 'test']) {
+    const sb = rows.filter((r) => r.data === 'stabletoolbench' && r.cond === 'served' && r.half === half);
+    const at = [5, 10, 20, 64].map((k) => `@${k} ${f3(recall(sb, null, 0, k)[0])}`);
+    console.log(`\nStableToolBench ${half}, the full score's recall ${at.join(', ')}`);
+  }
 })();
