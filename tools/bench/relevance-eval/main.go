@@ -218,21 +218,15 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 	tauDocs := documents(tauTools)
-	if *features != "" {
-		f, err := os.Create(*features)
-		if err != nil {
-			return err
+	for _, dump := range []struct {
+		path  string
+		write func(io.Writer, *relevance.Vectors, relevance.Config, []relevance.Document, []request, []relevance.Document, []request) error
+	}{{*features, writeFeatures}, {*ranks, writeRanks}} {
+		if dump.path != "" {
+			return writeFile(dump.path, func(w io.Writer) error {
+				return dump.write(w, vec, cfg, tbDocs, tbReqs, tauDocs, tauReqs)
+			})
 		}
-		defer f.Close()
-		return writeFeatures(f, vec, cfg, tbDocs, tbReqs, tauDocs, tauReqs)
-	}
-	if *ranks != "" {
-		f, err := os.Create(*ranks)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		return writeRanks(f, vec, cfg, tbDocs, tbReqs, tauDocs, tauReqs)
 	}
 	if *sweep {
 		return runSweep(stdout, vec, cfg, tbDocs, tbReqs, tauDocs, tauReqs)
@@ -349,6 +343,25 @@ func run(args []string, stdout io.Writer) error {
 		return os.WriteFile(*jsonOut, append(b, '\n'), 0o644)
 	}
 	return nil
+}
+
+// writeFile writes what write writes to path, buffered, and reports the
+// close's error too (a full disk shows there).
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	if err := write(w); err != nil {
+		f.Close()
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 type namedStats struct {
