@@ -28,6 +28,6 @@ trap 'rm -rf "$work"' EXIT
 if [ -z "$cache" ]; then cache=$work/cache; fi
 mkdir -p "$cache"
 cp tools/bench/encoder-spike/package.json tools/bench/encoder-spike/package-lock.json tools/bench/encoder-spike/spike.cjs "$work/"
-(cd "$work" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+(cd "$work" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
 bash tools/bench/relevance-eval.sh --data "$data" --ranks "$work/ranks.jsonl"
 node "$work/spike.cjs" "$work/ranks.jsonl" "$cache"
