@@ -2,7 +2,7 @@
 // discover/relevance, issue 27) on the development data in
 // ../shared/data, in-process, and prints a table and a JSON summary.
 //
-//	relevance-eval [--data DIR] [--json FILE] [--set dev|test|all] [--sweep] [--config JSON] [--features FILE]
+//	relevance-eval [--data DIR] [--json FILE] [--set dev|test|all] [--sweep] [--config JSON] [--features FILE] [--ranks FILE]
 //
 // DIR holds tool-discovery/ and tau-airline/ (default
 // $GROUNDGATE_SHARED/data, else ../shared/data beside the repository).
@@ -44,6 +44,10 @@
 // --features writes what the decision rule reads of every request under
 // every condition (relevance.Index.Explain, and the rule's matches with
 // the gate off), one JSON line each, for calibrating the rule offline.
+// --ranks writes every document and, for every request under the served
+// and offered conditions, the candidates by the full score with their
+// scores, one JSON line each, for measuring another ranking offline
+// (tools/bench/encoder-spike.sh).
 // --quick prints the relevance rule's rows and the top-5 baselines only (for
 // calibration with --config). --sweep prints, for the dev half of StableToolBench, the figures of a
 // grid of thresholds and margins (what calibrated them).
@@ -172,6 +176,7 @@ func run(args []string, stdout io.Writer) error {
 	sweep := fs.Bool("sweep", false, "print the calibration grid on StableToolBench dev")
 	quick := fs.Bool("quick", false, "the relevance rows only (no baselines, no JSON)")
 	features := fs.String("features", "", "write what the decision rule reads of every request to `file` (JSON lines) and exit")
+	ranks := fs.String("ranks", "", "write the documents and every request's candidates by the full score to `file` (JSON lines) and exit")
 	override := fs.String("config", "", "JSON `object` overriding constants of relevance.DefaultConfig (for calibration on dev)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -213,13 +218,15 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 	tauDocs := documents(tauTools)
-	if *features != "" {
-		f, err := os.Create(*features)
-		if err != nil {
-			return err
+	for _, dump := range []struct {
+		path  string
+		write func(io.Writer, *relevance.Vectors, relevance.Config, []relevance.Document, []request, []relevance.Document, []request) error
+	}{{*features, writeFeatures}, {*ranks, writeRanks}} {
+		if dump.path != "" {
+			return writeFile(dump.path, func(w io.Writer) error {
+				return dump.write(w, vec, cfg, tbDocs, tbReqs, tauDocs, tauReqs)
+			})
 		}
-		defer f.Close()
-		return writeFeatures(f, vec, cfg, tbDocs, tbReqs, tauDocs, tauReqs)
 	}
 	if *sweep {
 		return runSweep(stdout, vec, cfg, tbDocs, tbReqs, tauDocs, tauReqs)
@@ -336,6 +343,25 @@ func run(args []string, stdout io.Writer) error {
 		return os.WriteFile(*jsonOut, append(b, '\n'), 0o644)
 	}
 	return nil
+}
+
+// writeFile writes what write writes to path, buffered, and reports the
+// close's error too (a full disk shows there).
+func writeFile(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	if err := write(w); err != nil {
+		f.Close()
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 type namedStats struct {
