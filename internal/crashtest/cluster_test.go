@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -218,13 +216,7 @@ func jobs(ctx context.Context, dsn string) (map[string]int, int, error) {
 func TestClusterUnderLoad(t *testing.T) {
 	began := time.Now()
 	seconds := envInt(t, envClusterSeconds, 60)
-	seed := time.Now().UnixNano()
-	if s := os.Getenv(envSeed); s != "" {
-		var err error
-		if seed, err = strconv.ParseInt(s, 10, 64); err != nil {
-			t.Fatalf("%s=%q: want an integer", envSeed, s)
-		}
-	}
+	seed := envSeedOrNow(t)
 	t.Logf("seed %d (replay with %s=%d), %d s of load", seed, envSeed, seed, seconds)
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x636c7573746572))
 

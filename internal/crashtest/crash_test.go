@@ -43,13 +43,7 @@ const (
 func TestCrashUnderLoad(t *testing.T) {
 	began := time.Now()
 	rounds := envInt(t, envRounds, defaultRounds)
-	seed := time.Now().UnixNano()
-	if s := os.Getenv(envSeed); s != "" {
-		var err error
-		if seed, err = strconv.ParseInt(s, 10, 64); err != nil {
-			t.Fatalf("%s=%q: want an integer", envSeed, s)
-		}
-	}
+	seed := envSeedOrNow(t)
 	t.Logf("seed %d (replay with %s=%d), %d rounds", seed, envSeed, seed, rounds)
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x67726f756e64))
 
@@ -260,6 +254,20 @@ func sampleRegs(rng *rand.Rand, regs []regAck, n int) []regAck {
 		out = append(out, regs[i])
 	}
 	return append(out, regs[len(regs)-1])
+}
+
+// envSeedOrNow is the seed GROUNDGATE_CRASH_SEED gives, or a new one.
+func envSeedOrNow(t *testing.T) int64 {
+	t.Helper()
+	s := os.Getenv(envSeed)
+	if s == "" {
+		return time.Now().UnixNano()
+	}
+	seed, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		t.Fatalf("%s=%q: want an integer", envSeed, s)
+	}
+	return seed
 }
 
 func envInt(t *testing.T, name string, def int) int {
