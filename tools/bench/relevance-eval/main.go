@@ -177,6 +177,7 @@ func run(args []string, stdout io.Writer) error {
 	quick := fs.Bool("quick", false, "the relevance rows only (no baselines, no JSON)")
 	features := fs.String("features", "", "write what the decision rule reads of every request to `file` (JSON lines) and exit")
 	ranks := fs.String("ranks", "", "write the documents and every request's candidates by the full score to `file` (JSON lines) and exit")
+	cands := fs.String("candidates", "", "as --ranks, with every candidate's features (relevance.Index.Candidates), for tools/bench/rerank-train")
 	override := fs.String("config", "", "JSON `object` overriding constants of relevance.DefaultConfig (for calibration on dev)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -221,7 +222,7 @@ func run(args []string, stdout io.Writer) error {
 	for _, dump := range []struct {
 		path  string
 		write func(io.Writer, *relevance.Vectors, relevance.Config, []relevance.Document, []request, []relevance.Document, []request) error
-	}{{*features, writeFeatures}, {*ranks, writeRanks}} {
+	}{{*features, writeFeatures}, {*ranks, writeRanks}, {*cands, writeCandidates}} {
 		if dump.path != "" {
 			return writeFile(dump.path, func(w io.Writer) error {
 				return dump.write(w, vec, cfg, tbDocs, tbReqs, tauDocs, tauReqs)
