@@ -11,25 +11,25 @@ import (
 // the candidate beside the others. Each is an integer in millionths, so a
 // linear model over them with integer weights is exact on every platform.
 const (
-	FeatFull     = iota // the full score: weighted credit over the CoverWords denominator
-	FeatLexical         // the BM25F part alone (no vectors, no siblings)
-	FeatName            // the BM25F part of the name field alone
-	FeatTitle           // … of the title
-	FeatLabels          // … of aliases, tags and examples
-	FeatDesc            // … of the description
-	FeatParam           // … of the parameters
-	FeatSoft            // what the word vectors and the siblings add over the BM25F part
-	FeatCover           // the share of the prompt's weight (all its words) the document holds lexically
-	FeatNameCover       // the share of the name's words the prompt holds
-	FeatRatio           // the full score over the best candidate's
-	FeatRank            // 10⁶/(1 + the candidate's place in the diversified order)
-	FeatLength          // ln(1 + the document's indexed words), millionths
-	FeatGroupBest       // the best full score among the candidates of its group, over the best candidate's
-	FeatGroupShare      // the share of the candidates in its group
-	FeatGroupCover      // the full score of its group's candidates together (per word, the best credit)
-	FeatSentence        // the best over the prompt's sentences of the score on that sentence's words alone
-	FeatSentenceLead    // the best over the sentences of its score on one over the best candidate's on it
-	FeatSentenceRank    // 10⁶/(1 + its best place among the candidates by the score on one sentence)
+	FeatFull         = iota // the full score: weighted credit over the CoverWords denominator
+	FeatLexical             // the BM25F part alone (no vectors, no siblings)
+	FeatName                // the BM25F part of the name field alone
+	FeatTitle               // … of the title
+	FeatLabels              // … of aliases, tags and examples
+	FeatDesc                // … of the description
+	FeatParam               // … of the parameters
+	FeatSoft                // what the word vectors and the siblings add over the BM25F part
+	FeatCover               // the share of the prompt's weight (all its words) the document holds lexically
+	FeatNameCover           // the share of the name's words the prompt holds
+	FeatRatio               // the full score over the best candidate's
+	FeatRank                // 10⁶/(1 + the candidate's place in the diversified order)
+	FeatLength              // ln(1 + the document's indexed words), millionths
+	FeatGroupBest           // the best full score among the candidates of its group, over the best candidate's
+	FeatGroupShare          // the share of the candidates in its group
+	FeatGroupCover          // the full score of its group's candidates together (per word, the best credit)
+	FeatSentence            // the best over the prompt's sentences of the score on that sentence's words alone
+	FeatSentenceLead        // the best over the sentences of its score on one over the best candidate's on it
+	FeatSentenceRank        // 10⁶/(1 + its best place among the candidates by the score on one sentence)
 	NumFeatures
 )
 

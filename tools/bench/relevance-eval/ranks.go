@@ -41,7 +41,7 @@ func writeRanks(w io.Writer, vec *relevance.Vectors, cfg relevance.Config, tbDoc
 
 // writeCandidates is writeRanks with every candidate's features
 // (relevance.Index.Candidates), for training a reranker offline
-// (tools/bench/rerank-train).
+// (tools/bench/relevance-eval-rerank).
 func writeCandidates(w io.Writer, vec *relevance.Vectors, cfg relevance.Config, tbDocs []relevance.Document, tbReqs []request, tauDocs []relevance.Document, tauReqs []request) error {
 	return writeRanked(w, true, vec, cfg, tbDocs, tbReqs, tauDocs, tauReqs)
 }

@@ -1,8 +1,8 @@
-// Command rerank-train trains and measures a linear reranker over the
+// Command relevance-eval-rerank trains and measures a linear reranker over the
 // relevance tier's candidate features offline (issue 27).
 //
 //	relevance-eval --candidates FILE
-//	rerank-train [--train SETS] [--l2 X] [--iters N] FILE
+//	relevance-eval-rerank [--train SETS] [--l2 X] [--iters N] FILE
 //
 // FILE is what relevance-eval --candidates writes: for every request under
 // every condition, its candidates in the tier's order with their features
@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strings"
@@ -48,13 +49,13 @@ func (r row) set() string { return r.Data + "/" + r.Condition }
 
 func main() {
 	if err := run(os.Args[1:], os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "rerank-train:", err)
+		fmt.Fprintln(os.Stderr, "relevance-eval-rerank:", err)
 		os.Exit(1)
 	}
 }
 
 func run(args []string, out io.Writer) error {
-	fs := flag.NewFlagSet("rerank-train", flag.ContinueOnError)
+	fs := flag.NewFlagSet("relevance-eval-rerank", flag.ContinueOnError)
 	train := fs.String("train", "stabletoolbench/served", "`sets` trained on (their dev halves), comma-separated")
 	l2 := fs.Float64("l2", 0.01, "L2 penalty on the standardised weights")
 	iters := fs.Int("iters", 400, "gradient steps")
@@ -124,7 +125,9 @@ func load(path string) ([]row, error) {
 }
 
 // model is a linear score over the raw features (weights per millionth).
-type model struct{ w [relevance.NumFeatures]float64 }
+type model struct {
+	w [relevance.NumFeatures]float64
+}
 
 // integer rounds m's weights to whole thousandths per unit of a feature
 // (what a scorer's integer constants would hold), so the figures
@@ -333,6 +336,9 @@ func recall(rows []row, order func(row) ([]string, float64), k int) (float64, in
 // unserved one's (ties half), and the share of unserved requests below
 // the threshold that keeps 90 % of the served.
 func auc(served, unserved []row, order func(row) ([]string, float64)) (float64, float64) {
+	if len(served) == 0 || len(unserved) == 0 {
+		return math.NaN(), math.NaN()
+	}
 	var a, b []float64
 	for _, r := range served {
 		_, s := order(r)
@@ -391,6 +397,10 @@ func report(out io.Writer, rows []row, m model) {
 		fmt.Fprintf(tw, "%s\toffered served vs unserved: AUC, unserved below 90 %% threshold\t%d/%d\t%.3f\t%.3f\t%.3f\t%.3f\t\n", half, len(sv), len(us), a0, a1, b0, b1)
 	}
 	tw.Flush()
+	for _, half := range []string{"dev", "test"} {
+		lo, hi := bootstrap(by["stabletoolbench/served "+half], rr, 5)
+		fmt.Fprintf(out, "%s stabletoolbench/served: recall@5 gain, 95 %% bootstrap interval over requests: %+.3f … %+.3f\n", half, lo, hi)
+	}
 	fmt.Fprintln(out, "weights, thousandths per unit of each feature (features in millionths):")
 	for i, n := range relevance.FeatureNames {
 		fmt.Fprintf(out, "  %-13s %+6d\n", n, int64(math.Round(m.w[i]*1e9)))
@@ -437,4 +447,41 @@ func ascend(rows []row, mask []bool, m model) model {
 		}
 	}
 	return m
+}
+
+// bootstrap is the 95 % interval of the gain of order over the tier's in
+// recall@k, resampling the requests (1,000 draws, a fixed seed).
+func bootstrap(rows []row, order func(row) ([]string, float64), k int) (float64, float64) {
+	if len(rows) == 0 {
+		return 0, 0
+	}
+	// Per request: gold found by each order, and gold.
+	type cnt struct{ a, b, g int }
+	cs := make([]cnt, len(rows))
+	for i, r := range rows {
+		x, _ := tier(r)
+		y, _ := order(r)
+		x, y = x[:min(k, len(x))], y[:min(k, len(y))]
+		for _, g := range r.Gold {
+			if slices.Contains(x, g) {
+				cs[i].a++
+			}
+			if slices.Contains(y, g) {
+				cs[i].b++
+			}
+		}
+		cs[i].g = len(r.Gold)
+	}
+	rng := rand.New(rand.NewPCG(27, 5))
+	ds := make([]float64, 1000)
+	for j := range ds {
+		var a, b, g int
+		for range rows {
+			c := cs[rng.IntN(len(cs))]
+			a, b, g = a+c.a, b+c.b, g+c.g
+		}
+		ds[j] = float64(b-a) / float64(max(g, 1))
+	}
+	slices.Sort(ds)
+	return ds[25], ds[974]
 }
