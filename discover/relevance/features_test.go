@@ -110,4 +110,11 @@ func TestSentenceFeatures(t *testing.T) {
 	if f := got["QR_Code_Generator__Generate"]; f[FeatNameCover] != 500_000 || f[FeatName] == 0 {
 		t.Errorf("QR_Code_Generator__Generate: name cover %d, name part %d", f[FeatNameCover], f[FeatName])
 	}
+	// A name without a title: book_reservation's words are book and
+	// reservation; the prompt holds one.
+	for _, c := range x.Candidates("I want to book a flight to Boston") {
+		if c.Name == "book_reservation" && (c.Features[FeatNameCover] != 500_000 || c.Features[FeatTitle] != 0) {
+			t.Errorf("book_reservation: name cover %d, title part %d", c.Features[FeatNameCover], c.Features[FeatTitle])
+		}
+	}
 }

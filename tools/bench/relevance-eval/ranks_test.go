@@ -11,20 +11,25 @@ import (
 	"github.com/groundgate/groundgate/wordvec"
 )
 
-// writeRanks writes every document, then each request under the served
-// and offered conditions with its candidates best first: what
-// tools/bench/encoder-spike reads.
-func TestWriteRanks(t *testing.T) {
+// rankFixture is the word vectors and three documents of two groups.
+func rankFixture(t *testing.T) (*relevance.Vectors, []relevance.Document) {
+	t.Helper()
 	tab, err := wordvec.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	vec := relevance.NewVectors(tab)
-	docs := []relevance.Document{
+	return relevance.NewVectors(tab), []relevance.Document{
 		{Name: "weather__forecast", Title: "weather: forecast", Description: "The weather forecast for a city.", Group: "weather"},
 		{Name: "weather__alerts", Title: "weather: alerts", Description: "Severe weather alerts.", Group: "weather"},
 		{Name: "mail__send", Title: "mail: send", Description: "Send an e-mail message to a recipient.", Group: "mail"},
 	}
+}
+
+// writeRanks writes every document, then each request under the served
+// and offered conditions with its candidates best first: what
+// tools/bench/encoder-spike reads.
+func TestWriteRanks(t *testing.T) {
+	vec, docs := rankFixture(t)
 	reqs := []request{
 		{ID: "a", Prompt: "what is the weather forecast for Paris", Gold: []string{"weather__forecast"}, Candidates: []string{"weather__forecast", "weather__alerts"}, dev: true},
 		{ID: "b", Prompt: "send an e-mail to my boss", Gold: []string{"mail__send"}, Candidates: []string{"mail__send"}},
@@ -80,15 +85,8 @@ func TestWriteRanks(t *testing.T) {
 // candidates' features in the same order (what tools/bench/relevance-eval-rerank
 // reads).
 func TestWriteCandidates(t *testing.T) {
-	tab, err := wordvec.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	vec := relevance.NewVectors(tab)
-	docs := []relevance.Document{
-		{Name: "weather__forecast", Title: "weather: forecast", Description: "The weather forecast for a city.", Group: "weather"},
-		{Name: "mail__send", Title: "mail: send", Description: "Send an e-mail message to a recipient.", Group: "mail"},
-	}
+	vec, docs := rankFixture(t)
+	docs = slices.Delete(docs, 1, 2) // no alerts
 	reqs := []request{{ID: "a", Prompt: "Send an e-mail. Then tell me the weather forecast for Paris.", Gold: []string{"mail__send", "weather__forecast"}, Candidates: []string{"weather__forecast", "mail__send"}, dev: true}}
 	var plain, feats bytes.Buffer
 	cfg := relevance.DefaultConfig()
