@@ -217,17 +217,25 @@ func (x *Index) prompt(prompt string) []qword {
 func (x *Index) sat(p posting, d *doc) int64 {
 	var t int64 // thousandths
 	for f := range NumFields {
-		tf := p.field(f)
-		if tf == 0 || x.totLen[f] == 0 {
-			continue
-		}
-		b := x.cfg.BMilli[f]
-		norm := 1000 - b + b*int64(d.lens[f])*x.n/x.totLen[f]
-		if norm < 1 {
-			norm = 1
-		}
-		t += x.cfg.WeightMilli[f] * tf * 1000 / norm
+		t += x.fieldTF(p, d, f)
 	}
+	return x.saturate(t)
+}
+
+// fieldTF is field f's term of the BM25F sum for posting p of document
+// d, weight_f·tf_f/((1 − b_f) + b_f·len_f/avglen_f), in thousandths.
+func (x *Index) fieldTF(p posting, d *doc, f int) int64 {
+	tf := p.field(f)
+	if tf == 0 || x.totLen[f] == 0 {
+		return 0
+	}
+	b := x.cfg.BMilli[f]
+	norm := max(1000-b+b*int64(d.lens[f])*x.n/x.totLen[f], 1)
+	return x.cfg.WeightMilli[f] * tf * 1000 / norm
+}
+
+// saturate is t/(k1 + t) in millionths for t in thousandths.
+func (x *Index) saturate(t int64) int64 {
 	if t == 0 {
 		return 0
 	}

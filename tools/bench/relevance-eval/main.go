@@ -2,7 +2,7 @@
 // discover/relevance, issue 27) on the development data in
 // ../shared/data, in-process, and prints a table and a JSON summary.
 //
-//	relevance-eval [--data DIR] [--json FILE] [--set dev|test|all] [--sweep] [--config JSON] [--features FILE] [--ranks FILE]
+//	relevance-eval [--data DIR] [--json FILE] [--set dev|test|all] [--sweep] [--config JSON] [--features FILE] [--ranks FILE] [--candidates FILE]
 //
 // DIR holds tool-discovery/ and tau-airline/ (default
 // $GROUNDGATE_SHARED/data, else ../shared/data beside the repository).
@@ -47,7 +47,9 @@
 // --ranks writes every document and, for every request under the served
 // and offered conditions, the candidates by the full score with their
 // scores, one JSON line each, for measuring another ranking offline
-// (tools/bench/encoder-spike.sh).
+// (tools/bench/encoder-spike.sh). --candidates writes the same with every
+// candidate's features (relevance.Index.Candidates), for training a
+// reranker offline (tools/bench/relevance-eval-rerank.sh).
 // --quick prints the relevance rule's rows and the top-5 baselines only (for
 // calibration with --config). --sweep prints, for the dev half of StableToolBench, the figures of a
 // grid of thresholds and margins (what calibrated them).
@@ -177,6 +179,7 @@ func run(args []string, stdout io.Writer) error {
 	quick := fs.Bool("quick", false, "the relevance rows only (no baselines, no JSON)")
 	features := fs.String("features", "", "write what the decision rule reads of every request to `file` (JSON lines) and exit")
 	ranks := fs.String("ranks", "", "write the documents and every request's candidates by the full score to `file` (JSON lines) and exit")
+	cands := fs.String("candidates", "", "as --ranks, with every candidate's features (relevance.Index.Candidates), for tools/bench/relevance-eval-rerank")
 	override := fs.String("config", "", "JSON `object` overriding constants of relevance.DefaultConfig (for calibration on dev)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -221,7 +224,7 @@ func run(args []string, stdout io.Writer) error {
 	for _, dump := range []struct {
 		path  string
 		write func(io.Writer, *relevance.Vectors, relevance.Config, []relevance.Document, []request, []relevance.Document, []request) error
-	}{{*features, writeFeatures}, {*ranks, writeRanks}} {
+	}{{*features, writeFeatures}, {*ranks, writeRanks}, {*cands, writeCandidates}} {
 		if dump.path != "" {
 			return writeFile(dump.path, func(w io.Writer) error {
 				return dump.write(w, vec, cfg, tbDocs, tbReqs, tauDocs, tauReqs)

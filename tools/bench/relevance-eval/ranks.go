@@ -19,6 +19,8 @@ type rankRow struct {
 	Registry  []string   `json:"registry,omitempty"` // the offered conditions' documents
 	Ranked    []rankPair `json:"ranked"`
 	Matches   []string   `json:"matches"`
+	// Candidates are the same candidates with their features (--candidates).
+	Candidates []relevance.Candidate `json:"cands,omitempty"`
 }
 
 type rankPair struct {
@@ -34,6 +36,17 @@ type docRow struct {
 // writeRanks writes the documents (one JSON line each) and then, for every
 // request and condition, the Candidates best by the full score.
 func writeRanks(w io.Writer, vec *relevance.Vectors, cfg relevance.Config, tbDocs []relevance.Document, tbReqs []request, tauDocs []relevance.Document, tauReqs []request) error {
+	return writeRanked(w, false, vec, cfg, tbDocs, tbReqs, tauDocs, tauReqs)
+}
+
+// writeCandidates is writeRanks with every candidate's features
+// (relevance.Index.Candidates), for training a reranker offline
+// (tools/bench/relevance-eval-rerank).
+func writeCandidates(w io.Writer, vec *relevance.Vectors, cfg relevance.Config, tbDocs []relevance.Document, tbReqs []request, tauDocs []relevance.Document, tauReqs []request) error {
+	return writeRanked(w, true, vec, cfg, tbDocs, tbReqs, tauDocs, tauReqs)
+}
+
+func writeRanked(w io.Writer, feats bool, vec *relevance.Vectors, cfg relevance.Config, tbDocs []relevance.Document, tbReqs []request, tauDocs []relevance.Document, tauReqs []request) error {
 	enc := json.NewEncoder(w)
 	for _, d := range tbDocs {
 		if err := enc.Encode(docRow{"stabletoolbench", d}); err != nil {
@@ -55,6 +68,9 @@ func writeRanks(w io.Writer, vec *relevance.Vectors, cfg relevance.Config, tbDoc
 		}
 		for _, m := range x.Rank(r.Prompt, cfg.Candidates) {
 			row.Ranked = append(row.Ranked, rankPair{m.Name, m.Score})
+		}
+		if feats {
+			row.Candidates = x.Candidates(r.Prompt)
 		}
 		return enc.Encode(row)
 	}
