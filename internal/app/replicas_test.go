@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -264,5 +265,39 @@ func TestPolicyWriteConflict(t *testing.T) {
 	}
 	if _, err := a.Refresh(ctx); err != nil || a.Current().Version != 2 || a.Current().Len() != 2 {
 		t.Fatalf("A after refreshing: version %d with %d policies (%v)", a.Current().Version, a.Current().Len(), err)
+	}
+}
+
+// TestReplicasFuzzRuntime: a fuzz run with the runtime tests, started on
+// one replica of a shared store, runs them on a scratch copy of the
+// registry and policies read from the store (there is no file to copy),
+// and another replica answers the finished run.
+func TestReplicasFuzzRuntime(t *testing.T) {
+	p := pgstoretest.New(t)
+	rs := startReplicas(t, p, 2)
+	a, b := rs[0], rs[1]
+	st := a.want(http.StatusAccepted, http.MethodPost, "/v1/fuzz/runs", map[string]any{"runtime": true, "seconds": 2})
+	path := fmt.Sprintf("/v1/fuzz/runs/%v", st["id"])
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		got := b.want(http.StatusOK, http.MethodGet, path, nil)
+		if got["state"] != "running" {
+			var rep struct {
+				Tests   []string `json:"tests"`
+				Runtime *struct {
+					Cases int `json:"cases"`
+				} `json:"runtime"`
+			}
+			raw, _ := json.Marshal(got["result"])
+			if err := json.Unmarshal(raw, &rep); err != nil || got["state"] != "done" || got["runtime"] != true ||
+				!slices.Contains(rep.Tests, "runtime") || rep.Runtime == nil || rep.Runtime.Cases == 0 {
+				t.Fatalf("the run on B: %v; tests %v, runtime %+v; %v", got["state"], rep.Tests, rep.Runtime, got)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run is still running after 2 minutes: %v", got)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 }
