@@ -344,9 +344,10 @@ func TestInterruptedByCrash(t *testing.T) {
 			t.Fatalf("after the crash: %+v, %v", got, err)
 		}
 	}
-	// Stored so: the file itself says failed now.
+	// Stored so: the file itself says failed now; a bbolt file's records
+	// name no owner and hold no lease (one process holds the file).
 	rec, _, err := load(context.Background(), r2.store.Engine(), st.ID, false)
-	if err != nil || rec.State != StateFailed {
+	if err != nil || rec.State != StateFailed || rec.Owner != "" || rec.Lease != nil {
 		t.Fatalf("stored record: %+v, %v", rec, err)
 	}
 	g.Open()

@@ -251,7 +251,7 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	fuzzRuntime := func(ctx context.Context) (*fuzz.Runtime, func() error, error) {
 		return OpenFuzzRuntime(ctx, m.Engine, cfg.Data)
 	}
-	if m.Fuzz, err = runs.Open(ctx, m.Engine, m.Store, runs.Options{Logger: cfg.Logger, Runtime: fuzzRuntime}); err != nil {
+	if m.Fuzz, err = runs.Open(ctx, m.Engine, m.Store, runs.Options{Logger: cfg.Logger, Runtime: fuzzRuntime, Shared: shared}); err != nil {
 		return nil, err
 	}
 	if m.Upstreams, err = gateway.OpenManager(ctx, m.Engine, m.Store, gateway.Options{Logger: cfg.Logger, Limits: cfg.Gateway, Shared: shared}); err != nil {
