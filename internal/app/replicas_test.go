@@ -52,16 +52,23 @@ func (r replica) raw(path, token string) []byte {
 	return b
 }
 
-// startReplicas opens n servers over one place at once, as a deployment
-// of several would start, each with the same attestation key.
-func startReplicas(t *testing.T, p pgstoretest.Place, n int) []replica {
+// replicaConfig is the configuration every replica over p is opened
+// with, the attestation key made once for all.
+func replicaConfig(t *testing.T, p pgstoretest.Place) app.Config {
 	t.Helper()
 	key := filepath.Join(t.TempDir(), "attest.key")
 	if _, err := attest.LoadOrCreate(key); err != nil {
 		t.Fatal(err)
 	}
-	cfg := app.Config{Addr: "127.0.0.1:0", Store: p.DSN, Blobs: p.BlobsURL, Env: pgstoretest.Env, KeyFile: key,
+	return app.Config{Addr: "127.0.0.1:0", Store: p.DSN, Blobs: p.BlobsURL, Env: pgstoretest.Env, KeyFile: key,
 		AdminToken: replicaToken, Logger: slog.New(slog.DiscardHandler), Clock: time.Date(2024, 5, 15, 20, 0, 0, 0, time.UTC)}
+}
+
+// startReplicas opens n servers over one place at once, as a deployment
+// of several would start, each with the same attestation key.
+func startReplicas(t *testing.T, p pgstoretest.Place, n int) []replica {
+	t.Helper()
+	cfg := replicaConfig(t, p)
 	ms := make([]*app.Main, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -89,18 +96,24 @@ func startReplicas(t *testing.T, p pgstoretest.Place, n int) []replica {
 		if errs[i] != nil {
 			t.Fatalf("replica %d: %v", i, errs[i])
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- m.Run(ctx) }()
-		t.Cleanup(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("replica %d shutdown: %v", i, err)
-			}
-		})
-		out[i] = replica{Client: apptest.Client{TB: t, Base: "http://" + m.Addr()}, m: m}
+		out[i] = serveReplica(t, m)
 	}
 	return out
+}
+
+// serveReplica runs m until the test ends.
+func serveReplica(t *testing.T, m *app.Main) replica {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("replica %s shutdown: %v", m.Addr(), err)
+		}
+	})
+	return replica{Client: apptest.Client{TB: t, Base: "http://" + m.Addr()}, m: m}
 }
 
 // TestReplicasAgree: three servers over one PostgreSQL + S3 store are one
@@ -299,5 +312,53 @@ func TestReplicasFuzzRuntime(t *testing.T) {
 			t.Fatalf("the run is still running after 2 minutes: %v", got)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestReplicasFuzzRunLease: a fuzz run belongs to the replica running it.
+// A replica opened while it runs (a deployment adding or restarting a
+// server) leaves it running, reports it running, refuses a second run
+// naming it (one run at a time across the replicas), and its DELETE
+// reaches the owner, which stops the run and stores its partial report.
+func TestReplicasFuzzRunLease(t *testing.T) {
+	p := pgstoretest.New(t)
+	rs := startReplicas(t, p, 1)
+	a := rs[0]
+	// The runtime tests take tens of seconds: long enough to act on.
+	st := a.want(http.StatusAccepted, http.MethodPost, "/v1/fuzz/runs", map[string]any{"runtime": true, "seconds": 600})
+	path := fmt.Sprintf("/v1/fuzz/runs/%v", st["id"])
+	m, err := app.Open(context.Background(), replicaConfig(t, p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := serveReplica(t, m)
+	if got := c.want(http.StatusOK, http.MethodGet, path, nil); got["state"] != "running" {
+		t.Fatalf("the run on a replica opened while it ran: %v", got)
+	}
+	busy := c.want(http.StatusConflict, http.MethodPost, "/v1/fuzz/runs", map[string]any{})
+	if busy["type"] != "urn:groundgate:problem:fuzz-run-in-progress" || !strings.Contains(fmt.Sprint(busy["detail"]), fmt.Sprintf("fuzz run %v ", st["id"])) {
+		t.Fatalf("a second run on the other replica: %v", busy)
+	}
+	// The owner reads the request at its next renewal (every 5 s).
+	status, b := c.Raw(http.MethodDelete, path, replicaToken, nil)
+	if status != http.StatusOK && status != http.StatusAccepted {
+		t.Fatalf("DELETE on the other replica: %d %s", status, b)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		got := a.want(http.StatusOK, http.MethodGet, path, nil)
+		if got["state"] != "running" {
+			if got["state"] != "cancelled" || got["detail"] != "cancelled on request" || got["result"] == nil {
+				t.Fatalf("the run cancelled through another replica: %v", got)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run is still running a minute after its cancel: %v", got)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if got := c.raw(path, ""); !bytes.Equal(got, a.raw(path, "")) {
+		t.Fatalf("the replicas disagree on the ended run:\n%s\n%s", got, a.raw(path, ""))
 	}
 }
