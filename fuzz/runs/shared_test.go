@@ -3,12 +3,9 @@ package runs
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/groundgate/groundgate/fuzz/runs/runstest"
 )
@@ -36,16 +33,8 @@ func sharedOptions(owner string) Options {
 func TestSharedRunIsEveryReplicas(t *testing.T) {
 	r := newRig(t)
 	// Past the templates' own questions: into the probes progress counts.
-	g := runstest.NewGate(300)
-	aOpt := sharedOptions("a")
-	aOpt.Prober = gated(r.store, r, g)
-	a := r.manager(aOpt)
+	a, _, st := r.held(sharedOptions("a"), 300)
 	b := r.manager(sharedOptions("b"))
-	st, err := a.Start(context.Background(), Request{Seconds: 600, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.WaitReached(t)
 
 	// A replica (re)starting now does not touch it.
 	r.manager(sharedOptions("c"))
@@ -110,22 +99,9 @@ func TestSharedRunIsEveryReplicas(t *testing.T) {
 // the next start.
 func TestSharedLeaseExpires(t *testing.T) {
 	r := newRig(t)
-	g := runstest.NewGate(20)
-	aOpt := sharedOptions("a")
-	aOpt.Prober = gated(r.store, r, g)
-	a := r.manager(aOpt)
-	st, err := a.Start(context.Background(), Request{Seconds: 600, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.WaitReached(t)
-	dead := filepath.Join(t.TempDir(), "dead.db")
-	if err := r.store.DB().View(func(tx *bolt.Tx) error { return tx.CopyFile(dead, 0o600) }); err != nil {
-		t.Fatal(err)
-	}
+	_, g, st := r.held(sharedOptions("a"), 20)
+	r2 := r.crashCopy()
 	g.Open()
-
-	r2 := openRig(t, dead)
 	var c clock
 	bOpt := sharedOptions("b")
 	bOpt.Now = c.now
@@ -162,15 +138,7 @@ func TestSharedLeaseExpires(t *testing.T) {
 // nothing over the interrupted record; the other replica's run goes on.
 func TestSharedLeaseLost(t *testing.T) {
 	r := newRig(t)
-	g := runstest.NewGate(10)
-	aOpt := sharedOptions("a")
-	aOpt.Prober = gated(r.store, r, g)
-	a := r.manager(aOpt)
-	st, err := a.Start(context.Background(), Request{Seconds: 600, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.WaitReached(t)
+	a, _, st := r.held(sharedOptions("a"), 10)
 	var c clock
 	c.advance(DefaultLease + time.Second)
 	bOpt := sharedOptions("b")

@@ -82,15 +82,7 @@ func startReplicas(t *testing.T, p pgstoretest.Place, n int) []replica {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wctx, stopWorker := context.WithCancel(context.Background())
-	worked := make(chan error, 1)
-	go func() { worked <- w.Run(wctx) }()
-	t.Cleanup(func() {
-		stopWorker()
-		if err := <-worked; err != nil {
-			t.Errorf("worker: %v", err)
-		}
-	})
+	runUntilEnd(t, "worker", w.Run)
 	out := make([]replica, n)
 	for i, m := range ms {
 		if errs[i] != nil {
@@ -104,16 +96,22 @@ func startReplicas(t *testing.T, p pgstoretest.Place, n int) []replica {
 // serveReplica runs m until the test ends.
 func serveReplica(t *testing.T, m *app.Main) replica {
 	t.Helper()
+	runUntilEnd(t, "replica "+m.Addr(), m.Run)
+	return replica{Client: apptest.Client{TB: t, Base: "http://" + m.Addr()}, m: m}
+}
+
+// runUntilEnd runs run in the background until the test ends, then
+// cancels it and wants it to stop cleanly.
+func runUntilEnd(t *testing.T, what string, run func(context.Context) error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
+	go func() { done <- run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
-			t.Errorf("replica %s shutdown: %v", m.Addr(), err)
+			t.Errorf("%s: %v", what, err)
 		}
 	})
-	return replica{Client: apptest.Client{TB: t, Base: "http://" + m.Addr()}, m: m}
 }
 
 // TestReplicasAgree: three servers over one PostgreSQL + S3 store are one
