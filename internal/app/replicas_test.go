@@ -279,15 +279,38 @@ func TestPolicyWriteConflict(t *testing.T) {
 	}
 }
 
-// TestReplicasFuzzRuntime: a fuzz run with the runtime tests, started on
-// one replica of a shared store, runs them on a scratch copy of the
-// registry and policies read from the store (there is no file to copy),
-// and another replica answers the finished run.
+// TestReplicasFuzzRuntime: two replicas of a shared store asked for a
+// fuzz run at the same moment start one (the other answers 409: one run
+// at a time across the replicas). The run, with the runtime tests, runs
+// them on a scratch copy of the registry and policies read from the store
+// (there is no file to copy), and the other replica answers the finished
+// run.
 func TestReplicasFuzzRuntime(t *testing.T) {
 	p := pgstoretest.New(t)
 	rs := startReplicas(t, p, 2)
-	a, b := rs[0], rs[1]
-	st := a.want(http.StatusAccepted, http.MethodPost, "/v1/fuzz/runs", map[string]any{"runtime": true, "seconds": 2})
+	var (
+		wg       sync.WaitGroup
+		statuses [2]int
+		bodies   [2][]byte
+	)
+	for i, r := range rs {
+		wg.Go(func() {
+			statuses[i], bodies[i] = r.Raw(http.MethodPost, "/v1/fuzz/runs", replicaToken, map[string]any{"runtime": true, "seconds": 2})
+		})
+	}
+	wg.Wait()
+	won := slices.Index(statuses[:], http.StatusAccepted)
+	if won < 0 || statuses[1-won] != http.StatusConflict {
+		t.Fatalf("two starts at once: %d %s; %d %s", statuses[0], bodies[0], statuses[1], bodies[1])
+	}
+	var st map[string]any
+	if err := json.Unmarshal(bodies[won], &st); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(bodies[1-won], fmt.Appendf(nil, "fuzz run %v ", st["id"])) {
+		t.Fatalf("the refused start does not name the run: %s", bodies[1-won])
+	}
+	b := rs[1-won] // the other replica reads it
 	path := fmt.Sprintf("/v1/fuzz/runs/%v", st["id"])
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
@@ -338,7 +361,9 @@ func TestReplicasFuzzRunLease(t *testing.T) {
 		t.Fatalf("a second run on the other replica: %v", busy)
 	}
 	// The owner reads the request at its next renewal (every 5 s).
+	asked := time.Now()
 	status, b := c.Raw(http.MethodDelete, path, replicaToken, nil)
+	t.Logf("DELETE through the other replica answered %d after %v", status, time.Since(asked).Round(time.Millisecond))
 	if status != http.StatusOK && status != http.StatusAccepted {
 		t.Fatalf("DELETE on the other replica: %d %s", status, b)
 	}
