@@ -92,7 +92,7 @@ func newSmallRig(t testing.TB) *rig {
 // sample data).
 func (g *rig) runtime(t testing.TB, dataDir string) *fuzz.Runtime {
 	t.Helper()
-	rt, closeRT, err := app.OpenFuzzRuntime(context.Background(), g.store, dataDir)
+	rt, closeRT, err := app.OpenFuzzRuntime(context.Background(), g.store.Engine(), dataDir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -140,6 +140,10 @@ var (
 	nameVersions = "policy.versions"
 )
 
+// Keyspaces are the names of the policy store's keyspaces: what a copy
+// of the policies (a fuzz run's scratch registry) must hold.
+func Keyspaces() []string { return []string{spaceBlobs.Name, nameVersions} }
+
 // Backend is what the policy store needs of the storage layer.
 type Backend interface {
 	View(ctx context.Context, fn func(store.Tx) error) error

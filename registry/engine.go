@@ -34,6 +34,13 @@ var (
 	identitiesName = string(bucketIdentities)
 )
 
+// Keyspaces are the names of the registry's keyspaces: what a copy of
+// the registry (a fuzz run's scratch registry) must hold.
+func Keyspaces() []string {
+	return []string{string(bucketMeta), string(bucketRecords), string(bucketChunks), string(bucketGroups),
+		string(bucketVersions), string(bucketNames), string(bucketIdentities)}
+}
+
 // regTx is the part of a store.Tx the registry reads and writes through.
 type regTx interface {
 	store.Scanner

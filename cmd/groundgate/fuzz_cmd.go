@@ -59,7 +59,7 @@ func (fuzzCmd) Run(ctx context.Context, cli *CLI, args []string) error {
 		cfg.Paraphraser = p
 	}
 	if *runtime {
-		rt, closeRT, err := app.OpenFuzzRuntime(ctx, e.Store, *data)
+		rt, closeRT, err := app.OpenFuzzRuntime(ctx, e.Engine, *data)
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/fuzz"
 	"github.com/groundgate/groundgate/fuzz/runs/runstest"
@@ -154,4 +156,30 @@ func gated(src discover.Source, r *rig, g *runstest.Gate) ProberFunc {
 		g.Prober = pr
 		return g, release, nil
 	}
+}
+
+// held opens a Manager with opt whose runs' prober holds after `after`
+// questions, starts a run on it and returns once the run is held there.
+func (r *rig) held(opt Options, after int64) (*Manager, *runstest.Gate, Status) {
+	r.t.Helper()
+	g := runstest.NewGate(after)
+	opt.Prober = gated(r.store, r, g)
+	m := r.manager(opt)
+	st, err := m.Start(context.Background(), Request{Seconds: 600, Seed: 1})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	g.WaitReached(r.t)
+	return m, g, st
+}
+
+// crashCopy is the rig's file as a process killed now leaves it (one
+// consistent copy), opened as a rig of its own.
+func (r *rig) crashCopy() *rig {
+	r.t.Helper()
+	path := filepath.Join(r.t.TempDir(), "crashed.db")
+	if err := r.store.DB().View(func(tx *bolt.Tx) error { return tx.CopyFile(path, 0o600) }); err != nil {
+		r.t.Fatal(err)
+	}
+	return openRig(r.t, path)
 }

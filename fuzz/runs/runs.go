@@ -1,13 +1,29 @@
 // Package runs runs registry fuzzing (package fuzz, SPEC §12) in the
 // background for the server: one run at a time, pinned to the registry
 // version current when it starts, with progress, a time budget and
-// cancellation. Every run is kept in the registry's bbolt file — its
-// findings content-addressed, shared by the runs that find them — and
-// survives a restart; the newest Options.Keep runs are kept.
+// cancellation. Every run is kept in the registry's store — its findings
+// content-addressed, shared by the runs that find them — and survives a
+// restart; the newest Options.Keep runs are kept.
+//
+// # Several servers
+//
+// On a bbolt file one process holds the store, and a run left running in
+// it when the file is opened is interrupted (its server died). On a
+// shared store (Options.Shared, SPEC §17) a run runs on the server that
+// took it (its owner, a random id per Manager) and holds a lease the owner
+// renews every Options.Renew, writing its progress with it. A running run
+// whose lease has not passed is running on every replica; one whose lease
+// has passed is interrupted (its owner is dead, or lost the store for
+// longer than the lease), and its owner, if alive, stops it and stores
+// nothing. One run at a time holds across the replicas: a run tests the
+// registry they share. A replica cancels another's run by marking it
+// (cancel_requested); the owner reads the mark at its next renewal.
 package runs
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +34,7 @@ import (
 	"time"
 
 	"github.com/groundgate/groundgate/discover"
+	"github.com/groundgate/groundgate/errkind"
 	"github.com/groundgate/groundgate/fuzz"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/registry"
@@ -50,6 +67,15 @@ const (
 	MaxSeed = 1<<53 - 1
 	// DefaultKeep is how many runs are kept when Options.Keep is zero.
 	DefaultKeep = 100
+)
+
+// A run's lease on a shared store (Options.Shared). The owner renews it
+// every DefaultRenew; a run whose lease has not been renewed for
+// DefaultLease is interrupted. The margin between them covers a slow
+// store and the clocks of two replicas disagreeing by a few seconds.
+const (
+	DefaultLease = 30 * time.Second
+	DefaultRenew = 5 * time.Second
 )
 
 // cancelWait bounds how long Cancel waits for a run to stop; a run stops
@@ -137,6 +163,18 @@ type Options struct {
 	// Runtime, when set, lets a run ask for the runtime tests; nil
 	// refuses such requests.
 	Runtime RuntimeFunc
+	// Shared says other processes share the store (PostgreSQL, SPEC §17):
+	// runs carry their owner and a lease, and a running run is
+	// interrupted only once its lease has passed. False (a bbolt file, one
+	// process) interrupts every run found running at Open.
+	Shared bool
+	// Lease and Renew are the lease's length and how often the owner
+	// renews it (DefaultLease and DefaultRenew when zero). Every replica
+	// of a store must use the same Lease.
+	Lease, Renew time.Duration
+	// Owner names this Manager in its runs' records on a shared store;
+	// random when empty.
+	Owner string
 }
 
 // Manager starts, tracks and keeps fuzz runs. It is safe for concurrent
@@ -149,6 +187,9 @@ type Manager struct {
 	base context.Context
 	stop context.CancelCauseFunc
 	wg   sync.WaitGroup
+	// owner is Options.Owner, or a random id: it names this Manager's
+	// runs on a shared store and nothing else (no digest covers it).
+	owner string
 
 	mu     sync.Mutex // guards live and closed; never held across a run
 	live   *liveRun
@@ -188,6 +229,10 @@ func (r record) status() Status {
 var (
 	errCancelled = errors.New("cancelled on request")
 	errShutdown  = errors.New("cancelled: the server shut down during the run")
+	// errLeaseLost stops a run on a shared store whose lease passed
+	// before its owner could renew it (or store its end): the other
+	// replicas report it interrupted.
+	errLeaseLost = errkind.New(errkind.Conflict, "fuzz runs: the run's lease passed")
 )
 
 // errMoved fails a run whose runtime tests' scratch copy may hold a later
@@ -212,18 +257,44 @@ func Open(ctx context.Context, st Backend, src discover.Source, opt Options) (*M
 	if opt.Prober == nil {
 		opt.Prober = PinnedDiscovery(src, st)
 	}
+	if opt.Lease <= 0 {
+		opt.Lease = DefaultLease
+	}
+	if opt.Renew <= 0 {
+		opt.Renew = DefaultRenew
+	}
+	if opt.Owner == "" && opt.Shared {
+		var b [8]byte
+		rand.Read(b[:]) // never fails (crypto/rand)
+		opt.Owner = hex.EncodeToString(b[:])
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	n, err := markInterrupted(ctx, st)
+	m := &Manager{st: st, src: src, opt: opt, log: opt.Logger, owner: opt.Owner}
+	// On a bbolt file every running record is a dead server's; on a
+	// shared store only those whose lease has passed.
+	n, err := markInterrupted(ctx, st, func(rec *record) bool { return !m.alive(rec) })
 	if err != nil {
 		return nil, err
 	}
 	if n > 0 {
 		opt.Logger.LogAttrs(ctx, slog.LevelWarn, "fuzz runs interrupted by the last shutdown marked failed", slog.Int("runs", n))
 	}
-	base, stop := context.WithCancelCause(context.Background())
-	return &Manager{st: st, src: src, opt: opt, log: opt.Logger, base: base, stop: stop}, nil
+	m.base, m.stop = context.WithCancelCause(context.Background())
+	return m, nil
+}
+
+// alive reports whether a running record is a live run of another
+// process: on a shared store, one whose lease has not passed. On a bbolt
+// file no other process runs anything.
+func (m *Manager) alive(rec *record) bool {
+	return m.opt.Shared && rec.State == StateRunning && rec.Owner != m.owner && leased(rec, m.now())
+}
+
+// leased reports whether rec's lease runs past now.
+func leased(rec *record, now time.Time) bool {
+	return rec.Lease != nil && now.Before(*rec.Lease)
 }
 
 func (m *Manager) now() time.Time { return m.opt.Now().UTC() }
@@ -250,9 +321,18 @@ func (m *Manager) Start(ctx context.Context, req Request) (Status, error) {
 		return Status{}, &RunningError{ID: m.live.rec.ID}
 	}
 	snap := m.src.Current()
+	now := m.now()
 	rec := record{Run: Run{State: StateRunning, Registry: snap.Registry(), Version: snap.Version(),
-		Seed: uint64(req.Seed), Seconds: int(req.Seconds), Runtime: req.Runtime, Started: m.now()}}
-	if err := create(ctx, m.st, &rec, m.opt.Keep); err != nil {
+		Seed: uint64(req.Seed), Seconds: int(req.Seconds), Runtime: req.Runtime, Started: now}}
+	var busy func(*record) bool
+	if m.opt.Shared {
+		lease := now.Add(m.opt.Lease)
+		rec.Owner, rec.Lease = m.owner, &lease
+		// One run at a time across the replicas: another's live run
+		// refuses this one, in the transaction that would store it.
+		busy = m.alive
+	}
+	if err := create(ctx, m.st, &rec, m.opt.Keep, busy); err != nil {
 		return Status{}, err
 	}
 	rctx, cancel := context.WithCancelCause(m.base)
@@ -270,8 +350,16 @@ func (m *Manager) run(ctx context.Context, lr *liveRun, snap *registry.Snapshot)
 	defer m.wg.Done()
 	defer close(lr.done)
 	defer lr.cancel(nil)
+	stopRenew := func() {}
+	if m.opt.Shared {
+		stopRenew = m.renewing(ctx, lr)
+	}
 	rep, err := m.execute(ctx, lr, snap)
+	// No renewal races the final record: the lease it left runs for a
+	// whole Lease less one Renew at most.
+	stopRenew()
 	rec := lr.rec
+	rec.Lease, rec.CancelRequested = nil, false
 	fin := m.now()
 	rec.Finished, rec.Progress = &fin, lr.getProgress()
 	var full []byte
@@ -296,14 +384,19 @@ func (m *Manager) run(ctx context.Context, lr *liveRun, snap *registry.Snapshot)
 		rec.State = StateDone
 		rec.Detail = fmt.Sprintf("the time budget of %d s ran out: %d of %d discovery probes asked", rec.Seconds, rep.Asked, rep.Probes)
 	}
-	if err := finish(m.st, &rec, full); err != nil {
+	if err := finish(m.st, &rec, full, m.fence()); errors.Is(err, errLeaseLost) {
+		// Every replica reports the run interrupted now: so it stays.
+		m.log.LogAttrs(context.Background(), slog.LevelError, "fuzz run not stored: its lease passed", slog.Uint64("run", rec.ID), slog.Any("error", err))
+	} else if err != nil {
 		m.log.LogAttrs(context.Background(), slog.LevelError, "fuzz run not stored", slog.Uint64("run", rec.ID), slog.Any("error", err))
 		// Say so without the report. If even that fails, the record stays
 		// "running" on disk, which every reader (and the next server)
-		// reports as interrupted: never lost silently.
+		// reports as interrupted once its lease, if any, has passed:
+		// never lost silently.
 		bare := lr.rec
 		bare.State, bare.Detail, bare.Finished, bare.Progress = StateFailed, "the run's report could not be stored; the cause is in the server's log", rec.Finished, rec.Progress
-		if err := finish(m.st, &bare, nil); err != nil {
+		bare.Lease = nil
+		if err := finish(m.st, &bare, nil, m.fence()); err != nil {
 			m.log.LogAttrs(context.Background(), slog.LevelError, "fuzz run failure not stored", slog.Uint64("run", rec.ID), slog.Any("error", err))
 		}
 	} else {
@@ -376,16 +469,83 @@ func (m *Manager) List(ctx context.Context) ([]Status, error) {
 }
 
 // settle reports a record left running by a run that is not this
-// process's as what it is: interrupted. (Open rewrites them; this covers a
-// run whose final record could not be written.)
+// process's, nor (on a shared store) another's under a live lease, as what
+// it is: interrupted. (Open and, on a shared store, Start rewrite them;
+// this covers a run whose final record could not be written, and a lease
+// that passed since.) Another replica's live run is shown as last stored:
+// its progress as of its owner's last renewal.
 func (m *Manager) settle(rec *record) {
-	if rec.State != StateRunning {
+	if rec.State != StateRunning || m.alive(rec) {
 		return
 	}
 	if lr := m.running(); lr != nil && lr.rec.ID == rec.ID {
 		return
 	}
 	interrupted(rec)
+}
+
+// fence is what finish and each renewal check of the stored record on a
+// shared store before writing it: the run is still running, this
+// Manager's, under a lease that has not passed. Otherwise another replica
+// has reported it interrupted (or stored it so), and that stays its end.
+// Nil on a bbolt file: one process writes it.
+func (m *Manager) fence() func(*record) error {
+	if !m.opt.Shared {
+		return nil
+	}
+	return func(stored *record) error {
+		now := m.now()
+		switch {
+		case stored.State != StateRunning:
+			return fmt.Errorf("%w: the run is stored as %s", errLeaseLost, stored.State)
+		case stored.Owner != m.owner:
+			return fmt.Errorf("%w: the run is owned by %q", errLeaseLost, stored.Owner)
+		case !leased(stored, now):
+			return fmt.Errorf("%w: it ended at %s", errLeaseLost, stored.Lease)
+		}
+		return nil
+	}
+}
+
+// renewing renews lr's lease every Renew until the function it returns is
+// called (which waits for the renewer to stop). Each renewal stores the
+// run's progress with the new lease, and reads what other replicas asked:
+// a cancellation (cancel_requested) cancels the run as a local Cancel
+// does. A lease that could not be renewed in time stops the run: the other
+// replicas report it interrupted, and its end is not stored.
+func (m *Manager) renewing(ctx context.Context, lr *liveRun) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(m.opt.Renew)
+		defer t.Stop()
+		for {
+			select {
+			case <-quit:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			cancelled, err := renew(ctx, m.st, lr.rec.ID, lr.getProgress(), m.now().Add(m.opt.Lease), m.fence())
+			switch {
+			case errors.Is(err, errLeaseLost):
+				m.log.LogAttrs(ctx, slog.LevelError, "fuzz run stopped: its lease passed", slog.Uint64("run", lr.rec.ID), slog.Any("error", err))
+				lr.cancel(err)
+				return
+			case err != nil:
+				// The next renewal may succeed; the fence says when it is
+				// too late.
+				m.log.LogAttrs(ctx, slog.LevelWarn, "fuzz run lease not renewed", slog.Uint64("run", lr.rec.ID), slog.Any("error", err))
+			case cancelled:
+				lr.cancel(errCancelled)
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+	}
 }
 
 func (m *Manager) running() *liveRun {
@@ -398,11 +558,15 @@ func (m *Manager) running() *liveRun {
 // partial report is kept. A run that has already ended is returned
 // unchanged. If the run has not stopped in time its status still says
 // running.
+//
+// On a shared store a run of another replica is marked cancel_requested;
+// its owner cancels it at its next renewal (within Renew), and Cancel
+// polls the store for its end.
 func (m *Manager) Cancel(ctx context.Context, id uint64) (Status, error) {
+	t := time.NewTimer(cancelWait)
+	defer t.Stop()
 	if lr := m.running(); lr != nil && lr.rec.ID == id {
 		lr.cancel(errCancelled)
-		t := time.NewTimer(cancelWait)
-		defer t.Stop()
 		select {
 		case <-lr.done:
 		case <-t.C:
@@ -410,9 +574,35 @@ func (m *Manager) Cancel(ctx context.Context, id uint64) (Status, error) {
 		case <-ctx.Done():
 			return Status{}, ctx.Err()
 		}
+		return m.Get(ctx, id)
 	}
-	return m.Get(ctx, id)
+	if !m.opt.Shared {
+		return m.Get(ctx, id)
+	}
+	asked, err := requestCancel(ctx, m.st, id, m.alive)
+	if err != nil || !asked {
+		return m.Get(ctx, id) // unknown, ended, or interrupted: as it is
+	}
+	tick := time.NewTicker(cancelPoll)
+	defer tick.Stop()
+	for {
+		st, err := m.Get(ctx, id)
+		if err != nil || st.State != StateRunning {
+			return st, err
+		}
+		select {
+		case <-tick.C:
+		case <-t.C:
+			return st, nil
+		case <-ctx.Done():
+			return Status{}, ctx.Err()
+		}
+	}
 }
+
+// cancelPoll is how often Cancel reads another replica's run it has asked
+// to stop.
+const cancelPoll = 100 * time.Millisecond
 
 // Close cancels the run in progress (it is stored as cancelled, with its
 // partial report) and waits for it. Start fails afterwards. The database

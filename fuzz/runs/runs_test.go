@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/groundgate/groundgate/fuzz"
 	"github.com/groundgate/groundgate/fuzz/runs/runstest"
 	"github.com/groundgate/groundgate/hashing"
@@ -316,18 +314,8 @@ func TestCloseAndReopen(t *testing.T) {
 // interrupted, by the next server — not lost, not running for ever.
 func TestInterruptedByCrash(t *testing.T) {
 	r := newRig(t)
-	g := runstest.NewGate(20)
-	m := r.manager(Options{Prober: gated(r.store, r, g)})
-	st, err := m.Start(context.Background(), Request{Seconds: 600, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.WaitReached(t)
-	crashed := filepath.Join(t.TempDir(), "crashed.db")
-	if err := r.store.DB().View(func(tx *bolt.Tx) error { return tx.CopyFile(crashed, 0o600) }); err != nil {
-		t.Fatal(err)
-	}
-	r2 := openRig(t, crashed)
+	_, g, st := r.held(Options{}, 20)
+	r2 := r.crashCopy()
 	m2 := r2.manager(Options{})
 	for _, get := range []func() (Status, error){
 		func() (Status, error) { return m2.Get(context.Background(), st.ID) },
@@ -344,9 +332,10 @@ func TestInterruptedByCrash(t *testing.T) {
 			t.Fatalf("after the crash: %+v, %v", got, err)
 		}
 	}
-	// Stored so: the file itself says failed now.
+	// Stored so: the file itself says failed now; a bbolt file's records
+	// name no owner and hold no lease (one process holds the file).
 	rec, _, err := load(context.Background(), r2.store.Engine(), st.ID, false)
-	if err != nil || rec.State != StateFailed {
+	if err != nil || rec.State != StateFailed || rec.Owner != "" || rec.Lease != nil {
 		t.Fatalf("stored record: %+v, %v", rec, err)
 	}
 	g.Open()

@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
+	"github.com/groundgate/groundgate/fuzz"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/store"
 )
@@ -45,6 +47,14 @@ type record struct {
 	// Report is the report's canonical JSON without "findings".
 	Report       json.RawMessage `json:"report,omitempty"`
 	ResultDigest *hashing.Digest `json:"result_digest,omitempty"`
+	// On a shared store (Options.Shared) only; absent on a bbolt file, so
+	// its records are what they always were. Owner is the Manager that
+	// runs the run (a random id per process). Lease is when the run is
+	// interrupted unless its owner renews it; a run's end clears it.
+	// CancelRequested is another replica's DELETE, for the owner to act on.
+	Owner           string     `json:"owner,omitempty"`
+	Lease           *time.Time `json:"lease,omitempty"`
+	CancelRequested bool       `json:"cancel_requested,omitempty"`
 }
 
 func runKey(id uint64) []byte {
@@ -127,8 +137,18 @@ func assemble(rest []byte, bodies [][]byte, ids []hashing.Digest) ([]byte, error
 
 // create stores a new running record, giving it the next id, and drops
 // the oldest records beyond keep (with the findings no kept run lists).
-func create(ctx context.Context, st Backend, rec *record, keep int) error {
+// With busy (a shared store), a stored running record busy reports as
+// another process's live run refuses it (a *RunningError), and the other
+// running records, whose owners are gone, are stored interrupted: both in
+// the transaction that stores the new run, so that two replicas starting
+// runs at once do not both succeed.
+func create(ctx context.Context, st Backend, rec *record, keep int, busy func(*record) bool) error {
 	return st.Update(ctx, func(tx store.Tx) error {
+		if busy != nil {
+			if err := claim(tx, busy); err != nil {
+				return err
+			}
+		}
 		id, err := tx.NextSequence(nameRuns)
 		if err != nil {
 			return fmt.Errorf("fuzz runs: next id: %w", err)
@@ -139,6 +159,84 @@ func create(ctx context.Context, st Backend, rec *record, keep int) error {
 		}
 		return prune(tx, keep)
 	})
+}
+
+// claim refuses when a run busy reports as live is stored, and marks the
+// other running runs interrupted.
+func claim(tx store.Tx, busy func(*record) bool) error {
+	var dead []record
+	if err := tx.Scan(nameRuns, func(k, v []byte) error {
+		if len(k) != 8 {
+			return nil
+		}
+		rec, err := decodeRecord(binary.BigEndian.Uint64(k), v)
+		switch {
+		case err != nil || rec.State != StateRunning:
+			return nil // reading it reports the corruption
+		case busy(&rec):
+			return &RunningError{ID: rec.ID}
+		}
+		dead = append(dead, rec)
+		return nil
+	}); err != nil {
+		return err
+	}
+	for i := range dead {
+		interrupted(&dead[i])
+		if err := putRecord(tx, &dead[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// renew stores a run's progress and its lease's new end, after fence (the
+// owner's check: still its run, under a lease) accepts the stored record,
+// and reports whether another replica has asked to cancel the run.
+func renew(ctx context.Context, st Backend, id uint64, p fuzz.Progress, lease time.Time, fence func(*record) error) (cancel bool, err error) {
+	err = st.Update(ctx, func(tx store.Tx) error {
+		rec, err := getRecord(tx, id)
+		if err != nil {
+			return err
+		}
+		if err := fence(&rec); err != nil {
+			return err
+		}
+		cancel = rec.CancelRequested
+		rec.Progress, rec.Lease = p, &lease
+		return putRecord(tx, &rec)
+	})
+	return cancel, err
+}
+
+// requestCancel marks a run cancel_requested if live reports it as
+// another process's live run, and reports whether it did (or it was).
+func requestCancel(ctx context.Context, st Backend, id uint64, live func(*record) bool) (bool, error) {
+	asked := false
+	err := st.Update(ctx, func(tx store.Tx) error {
+		rec, err := getRecord(tx, id)
+		if err != nil {
+			return err
+		}
+		if asked = live(&rec); !asked || rec.CancelRequested {
+			return nil
+		}
+		rec.CancelRequested = true
+		return putRecord(tx, &rec)
+	})
+	return asked, err
+}
+
+// getRecord reads and decodes one record in tx.
+func getRecord(tx store.Values, id uint64) (record, error) {
+	raw, err := tx.Value(nameRuns, runKey(id))
+	if errors.Is(err, store.ErrNotFound) {
+		return record{}, fmt.Errorf("fuzz run %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return record{}, err
+	}
+	return decodeRecord(id, raw)
 }
 
 func putRecord(tx store.Values, rec *record) error {
@@ -210,8 +308,9 @@ func findingIDs(v []byte) []hashing.Digest {
 }
 
 // finish stores a run's final record and, with a report, the findings
-// the findings space does not hold yet, in one transaction.
-func finish(st Backend, rec *record, full []byte) error {
+// the findings space does not hold yet, in one transaction; with fence (a
+// shared store), only if fence accepts the stored record.
+func finish(st Backend, rec *record, full []byte, fence func(*record) error) error {
 	// A run's end is stored even when the server is shutting down.
 	ctx := context.Background()
 	var fs []storedFinding
@@ -232,6 +331,15 @@ func finish(st Backend, rec *record, full []byte) error {
 		}
 	}
 	return st.Update(ctx, func(tx store.Tx) error {
+		if fence != nil {
+			stored, err := getRecord(tx, rec.ID)
+			if err != nil {
+				return err
+			}
+			if err := fence(&stored); err != nil {
+				return err
+			}
+		}
 		for _, f := range fs {
 			if err := tx.PutRecord(spaceFindings, f.id, f.body); err != nil {
 				return fmt.Errorf("fuzz runs: store finding %s: %w", f.id, err)
@@ -250,14 +358,8 @@ func load(ctx context.Context, st Backend, id uint64, withResult bool) (record, 
 		result []byte
 	)
 	err := st.View(ctx, func(tx store.Tx) error {
-		raw, err := tx.Value(nameRuns, runKey(id))
-		if errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("fuzz run %d: %w", id, ErrNotFound)
-		}
-		if err != nil {
-			return err
-		}
-		if rec, err = decodeRecord(id, raw); err != nil {
+		var err error
+		if rec, err = getRecord(tx, id); err != nil {
 			return err
 		}
 		if !withResult || rec.ResultDigest == nil {
@@ -334,12 +436,13 @@ func list(ctx context.Context, st Backend, limit int) ([]record, error) {
 	return out, err
 }
 
-// markInterrupted rewrites every record still "running" — its server
-// stopped without finishing it — as failed, once, when a server opens the
-// file (bbolt's lock guarantees no other process is running it). It
-// writes only when there is one (a commit is two fsyncs), and nothing in a
-// read-only store.
-func markInterrupted(ctx context.Context, st Backend) (int, error) {
+// markInterrupted rewrites every record still "running" whose server
+// stopped without finishing it — dead(rec) — as failed, once, when a
+// server opens the store: on a bbolt file every running record (its lock
+// guarantees no other process is running it), on a shared store those
+// whose lease has passed. It writes only when there is one (a commit is
+// two fsyncs), and nothing in a read-only store.
+func markInterrupted(ctx context.Context, st Backend, dead func(*record) bool) (int, error) {
 	var recs []record
 	err := st.View(ctx, func(tx store.Tx) error {
 		return tx.Scan(nameRuns, func(k, v []byte) error {
@@ -350,19 +453,33 @@ func markInterrupted(ctx context.Context, st Backend) (int, error) {
 			if err != nil {
 				return nil // reading it reports the corruption
 			}
-			if rec.State == StateRunning {
+			if rec.State == StateRunning && dead(&rec) {
 				recs = append(recs, rec)
 			}
 			return nil
 		})
 	})
+	n := 0
 	if err == nil && len(recs) > 0 {
 		err = st.Update(ctx, func(tx store.Tx) error {
-			for i := range recs {
-				interrupted(&recs[i])
-				if err := putRecord(tx, &recs[i]); err != nil {
+			n = 0
+			for _, rec := range recs {
+				// Read again in this transaction: on a shared store its
+				// owner may have renewed or ended it since.
+				cur, err := getRecord(tx, rec.ID)
+				switch {
+				case errors.Is(err, ErrNotFound) || errors.Is(err, ErrCorrupt):
+					continue // dropped since, or reading it reports it
+				case err != nil:
+					return err
+				case cur.State != StateRunning || !dead(&cur):
+					continue
+				}
+				interrupted(&cur)
+				if err := putRecord(tx, &cur); err != nil {
 					return err
 				}
+				n++
 			}
 			return nil
 		})
@@ -373,7 +490,7 @@ func markInterrupted(ctx context.Context, st Backend) (int, error) {
 	case err != nil:
 		return 0, fmt.Errorf("fuzz runs: mark interrupted runs: %w", err)
 	}
-	return len(recs), nil
+	return n, nil
 }
 
 // detailInterrupted says why a run has no result after a restart.
@@ -383,6 +500,7 @@ const detailInterrupted = "interrupted: the server stopped while the run was run
 // one.
 func interrupted(rec *record) {
 	rec.State, rec.Detail = StateFailed, detailInterrupted
+	rec.Lease, rec.CancelRequested = nil, false
 }
 
 // Verify re-checks every stored run and finding: each finding's bytes

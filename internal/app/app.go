@@ -246,16 +246,12 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	if err != nil {
 		return nil, err
 	}
-	var fuzzRuntime runs.RuntimeFunc
-	if !shared {
-		// The runtime tests run on a throwaway copy of the registry's
-		// file; a shared store has none to copy, and its runs refuse them
-		// (invalid-fuzz-run).
-		fuzzRuntime = func(ctx context.Context) (*fuzz.Runtime, func() error, error) {
-			return OpenFuzzRuntime(ctx, m.Store, cfg.Data)
-		}
+	// The runtime tests run on a throwaway copy of the registry (and the
+	// policies) in a file of the run's own, on the server that took the run.
+	fuzzRuntime := func(ctx context.Context) (*fuzz.Runtime, func() error, error) {
+		return OpenFuzzRuntime(ctx, m.Engine, cfg.Data)
 	}
-	if m.Fuzz, err = runs.Open(ctx, m.Engine, m.Store, runs.Options{Logger: cfg.Logger, Runtime: fuzzRuntime}); err != nil {
+	if m.Fuzz, err = runs.Open(ctx, m.Engine, m.Store, runs.Options{Logger: cfg.Logger, Runtime: fuzzRuntime, Shared: shared}); err != nil {
 		return nil, err
 	}
 	if m.Upstreams, err = gateway.OpenManager(ctx, m.Engine, m.Store, gateway.Options{Logger: cfg.Logger, Limits: cfg.Gateway, Shared: shared}); err != nil {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -51,16 +52,23 @@ func (r replica) raw(path, token string) []byte {
 	return b
 }
 
-// startReplicas opens n servers over one place at once, as a deployment
-// of several would start, each with the same attestation key.
-func startReplicas(t *testing.T, p pgstoretest.Place, n int) []replica {
+// replicaConfig is the configuration every replica over p is opened
+// with, the attestation key made once for all.
+func replicaConfig(t *testing.T, p pgstoretest.Place) app.Config {
 	t.Helper()
 	key := filepath.Join(t.TempDir(), "attest.key")
 	if _, err := attest.LoadOrCreate(key); err != nil {
 		t.Fatal(err)
 	}
-	cfg := app.Config{Addr: "127.0.0.1:0", Store: p.DSN, Blobs: p.BlobsURL, Env: pgstoretest.Env, KeyFile: key,
+	return app.Config{Addr: "127.0.0.1:0", Store: p.DSN, Blobs: p.BlobsURL, Env: pgstoretest.Env, KeyFile: key,
 		AdminToken: replicaToken, Logger: slog.New(slog.DiscardHandler), Clock: time.Date(2024, 5, 15, 20, 0, 0, 0, time.UTC)}
+}
+
+// startReplicas opens n servers over one place at once, as a deployment
+// of several would start, each with the same attestation key.
+func startReplicas(t *testing.T, p pgstoretest.Place, n int) []replica {
+	t.Helper()
+	cfg := replicaConfig(t, p)
 	ms := make([]*app.Main, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -74,32 +82,36 @@ func startReplicas(t *testing.T, p pgstoretest.Place, n int) []replica {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wctx, stopWorker := context.WithCancel(context.Background())
-	worked := make(chan error, 1)
-	go func() { worked <- w.Run(wctx) }()
-	t.Cleanup(func() {
-		stopWorker()
-		if err := <-worked; err != nil {
-			t.Errorf("worker: %v", err)
-		}
-	})
+	runUntilEnd(t, "worker", w.Run)
 	out := make([]replica, n)
 	for i, m := range ms {
 		if errs[i] != nil {
 			t.Fatalf("replica %d: %v", i, errs[i])
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- m.Run(ctx) }()
-		t.Cleanup(func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("replica %d shutdown: %v", i, err)
-			}
-		})
-		out[i] = replica{Client: apptest.Client{TB: t, Base: "http://" + m.Addr()}, m: m}
+		out[i] = serveReplica(t, m)
 	}
 	return out
+}
+
+// serveReplica runs m until the test ends.
+func serveReplica(t *testing.T, m *app.Main) replica {
+	t.Helper()
+	runUntilEnd(t, "replica "+m.Addr(), m.Run)
+	return replica{Client: apptest.Client{TB: t, Base: "http://" + m.Addr()}, m: m}
+}
+
+// runUntilEnd runs run in the background until the test ends, then
+// cancels it and wants it to stop cleanly.
+func runUntilEnd(t *testing.T, what string, run func(context.Context) error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("%s: %v", what, err)
+		}
+	})
 }
 
 // TestReplicasAgree: three servers over one PostgreSQL + S3 store are one
@@ -264,5 +276,112 @@ func TestPolicyWriteConflict(t *testing.T) {
 	}
 	if _, err := a.Refresh(ctx); err != nil || a.Current().Version != 2 || a.Current().Len() != 2 {
 		t.Fatalf("A after refreshing: version %d with %d policies (%v)", a.Current().Version, a.Current().Len(), err)
+	}
+}
+
+// TestReplicasFuzzRuntime: two replicas of a shared store asked for a
+// fuzz run at the same moment start one (the other answers 409: one run
+// at a time across the replicas). The run, with the runtime tests, runs
+// them on a scratch copy of the registry and policies read from the store
+// (there is no file to copy), and the other replica answers the finished
+// run.
+func TestReplicasFuzzRuntime(t *testing.T) {
+	p := pgstoretest.New(t)
+	rs := startReplicas(t, p, 2)
+	var (
+		wg       sync.WaitGroup
+		statuses [2]int
+		bodies   [2][]byte
+	)
+	for i, r := range rs {
+		wg.Go(func() {
+			statuses[i], bodies[i] = r.Raw(http.MethodPost, "/v1/fuzz/runs", replicaToken, map[string]any{"runtime": true, "seconds": 2})
+		})
+	}
+	wg.Wait()
+	won := slices.Index(statuses[:], http.StatusAccepted)
+	if won < 0 || statuses[1-won] != http.StatusConflict {
+		t.Fatalf("two starts at once: %d %s; %d %s", statuses[0], bodies[0], statuses[1], bodies[1])
+	}
+	var st map[string]any
+	if err := json.Unmarshal(bodies[won], &st); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(bodies[1-won], fmt.Appendf(nil, "fuzz run %v ", st["id"])) {
+		t.Fatalf("the refused start does not name the run: %s", bodies[1-won])
+	}
+	b := rs[1-won] // the other replica reads it
+	path := fmt.Sprintf("/v1/fuzz/runs/%v", st["id"])
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		got := b.want(http.StatusOK, http.MethodGet, path, nil)
+		if got["state"] != "running" {
+			var rep struct {
+				Tests   []string `json:"tests"`
+				Runtime *struct {
+					Cases int `json:"cases"`
+				} `json:"runtime"`
+			}
+			raw, _ := json.Marshal(got["result"])
+			if err := json.Unmarshal(raw, &rep); err != nil || got["state"] != "done" || got["runtime"] != true ||
+				!slices.Contains(rep.Tests, "runtime") || rep.Runtime == nil || rep.Runtime.Cases == 0 {
+				t.Fatalf("the run on B: %v; tests %v, runtime %+v; %v", got["state"], rep.Tests, rep.Runtime, got)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run is still running after 2 minutes: %v", got)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestReplicasFuzzRunLease: a fuzz run belongs to the replica running it.
+// A replica opened while it runs (a deployment adding or restarting a
+// server) leaves it running, reports it running, refuses a second run
+// naming it (one run at a time across the replicas), and its DELETE
+// reaches the owner, which stops the run and stores its partial report.
+func TestReplicasFuzzRunLease(t *testing.T) {
+	p := pgstoretest.New(t)
+	rs := startReplicas(t, p, 1)
+	a := rs[0]
+	// The runtime tests take tens of seconds: long enough to act on.
+	st := a.want(http.StatusAccepted, http.MethodPost, "/v1/fuzz/runs", map[string]any{"runtime": true, "seconds": 600})
+	path := fmt.Sprintf("/v1/fuzz/runs/%v", st["id"])
+	m, err := app.Open(context.Background(), replicaConfig(t, p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := serveReplica(t, m)
+	if got := c.want(http.StatusOK, http.MethodGet, path, nil); got["state"] != "running" {
+		t.Fatalf("the run on a replica opened while it ran: %v", got)
+	}
+	busy := c.want(http.StatusConflict, http.MethodPost, "/v1/fuzz/runs", map[string]any{})
+	if busy["type"] != "urn:groundgate:problem:fuzz-run-in-progress" || !strings.Contains(fmt.Sprint(busy["detail"]), fmt.Sprintf("fuzz run %v ", st["id"])) {
+		t.Fatalf("a second run on the other replica: %v", busy)
+	}
+	// The owner reads the request at its next renewal (every 5 s).
+	asked := time.Now()
+	status, b := c.Raw(http.MethodDelete, path, replicaToken, nil)
+	t.Logf("DELETE through the other replica answered %d after %v", status, time.Since(asked).Round(time.Millisecond))
+	if status != http.StatusOK && status != http.StatusAccepted {
+		t.Fatalf("DELETE on the other replica: %d %s", status, b)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		got := a.want(http.StatusOK, http.MethodGet, path, nil)
+		if got["state"] != "running" {
+			if got["state"] != "cancelled" || got["detail"] != "cancelled on request" || got["result"] == nil {
+				t.Fatalf("the run cancelled through another replica: %v", got)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run is still running a minute after its cancel: %v", got)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if got := c.raw(path, ""); !bytes.Equal(got, a.raw(path, "")) {
+		t.Fatalf("the replicas disagree on the ended run:\n%s\n%s", got, a.raw(path, ""))
 	}
 }
