@@ -32,20 +32,20 @@ func lockKey(id hashing.Digest) []byte { return []byte("session/" + id.String())
 // of a session occupies one of the engine's lock connections, and a call
 // of the session on another server waits for it.
 func (s *Store) Hold(ctx context.Context, id hashing.Digest) (release func(), err error) {
-	release, err = s.holdHere(ctx, id)
+	here, err := s.holdHere(ctx, id)
 	if err != nil || s.lock == nil {
-		return release, err
+		return here, err
 	}
 	unlock, err := s.lock.Lock(ctx, lockKey(id))
 	if err != nil {
-		release()
+		here()
 		return nil, fmt.Errorf("session %s: hold: %w", id, err)
 	}
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			unlock()
-			release()
+			here()
 		})
 	}, nil
 }

@@ -52,22 +52,11 @@ func (r replica) raw(path, token string) []byte {
 }
 
 // startReplicas opens n servers over one place at once, as a deployment
-// of several would start, each with the same attestation key.
+// of several would start, each with the same attestation key, and a
+// worker that runs their executions.
 func startReplicas(t *testing.T, p pgstoretest.Place, n int) []replica {
 	t.Helper()
-	key := filepath.Join(t.TempDir(), "attest.key")
-	if _, err := attest.LoadOrCreate(key); err != nil {
-		t.Fatal(err)
-	}
-	cfg := app.Config{Addr: "127.0.0.1:0", Store: p.DSN, Blobs: p.BlobsURL, Env: pgstoretest.Env, KeyFile: key,
-		AdminToken: replicaToken, Logger: slog.New(slog.DiscardHandler), Clock: time.Date(2024, 5, 15, 20, 0, 0, 0, time.UTC)}
-	ms := make([]*app.Main, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() { ms[i], errs[i] = app.Open(context.Background(), cfg) })
-	}
-	wg.Wait()
+	rs := startServers(t, p, n)
 	// The executions go to a worker, as in a deployment.
 	w, err := app.OpenWorker(context.Background(), app.WorkerConfig{Store: p.DSN, Blobs: p.BlobsURL, Getenv: pgstoretest.Env,
 		Logger: slog.New(slog.DiscardHandler)})
@@ -83,6 +72,25 @@ func startReplicas(t *testing.T, p pgstoretest.Place, n int) []replica {
 			t.Errorf("worker: %v", err)
 		}
 	})
+	return rs
+}
+
+// startServers opens n servers over one place at once, without a worker.
+func startServers(t *testing.T, p pgstoretest.Place, n int) []replica {
+	t.Helper()
+	key := filepath.Join(t.TempDir(), "attest.key")
+	if _, err := attest.LoadOrCreate(key); err != nil {
+		t.Fatal(err)
+	}
+	cfg := app.Config{Addr: "127.0.0.1:0", Store: p.DSN, Blobs: p.BlobsURL, Env: pgstoretest.Env, KeyFile: key,
+		AdminToken: replicaToken, Logger: slog.New(slog.DiscardHandler), Clock: time.Date(2024, 5, 15, 20, 0, 0, 0, time.UTC)}
+	ms := make([]*app.Main, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { ms[i], errs[i] = app.Open(context.Background(), cfg) })
+	}
+	wg.Wait()
 	out := make([]replica, n)
 	for i, m := range ms {
 		if errs[i] != nil {
@@ -222,6 +230,83 @@ func TestReplicasAgree(t *testing.T) {
 				t.Errorf("GET %s: replica %d answers\n%.400s\nreplica 0\n%.400s", id.path, i+1, got, want)
 			}
 		}
+	}
+}
+
+// TestReplicasHoldSession: the calls of one session sent all at once,
+// alternately to two servers over one store, take turns across them:
+// each call's decision read the state the call before it in the sequence
+// left (the session's hold is the store's lock, not only each server's).
+// Each call is an echo of its own text, so each one changes the state.
+func TestReplicasHoldSession(t *testing.T) {
+	const n = 24
+	p := pgstoretest.New(t)
+	rs := startServers(t, p, 2)
+	a := rs[0]
+	bin := upstreamtest.Build(t)
+	a.want(http.StatusCreated, http.MethodPut, "/v1/upstreams/shop", map[string]any{"transport": "stdio", "command": []string{bin}, "ground": "writes"})
+	a.WaitUpstream("shop")
+	a.want(http.StatusOK, http.MethodPost, "/v1/upstreams/shop/sync", map[string]any{"apply": true})
+	for _, r := range rs {
+		r.WaitUpstream("shop")
+	}
+	created := a.want(http.StatusCreated, http.MethodPost, "/v1/sessions", map[string]any{"prompt": "echo what I say"})
+	sid, token := created["id"].(string), created["token"].(string)
+
+	type answer struct {
+		Call struct {
+			Read struct {
+				State string `json:"state"`
+			} `json:"read"`
+		} `json:"call"`
+		Session struct {
+			Seq   int    `json:"seq"`
+			State string `json:"state"`
+		} `json:"session"`
+	}
+	answers := make([]answer, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			r := rs[i%len(rs)]
+			st, body := r.Raw(http.MethodPost, "/v1/sessions/"+sid+"/calls", token,
+				map[string]any{"tool": "shop.echo", "arguments": map[string]any{"text": fmt.Sprintf("call %d", i)}})
+			if st != http.StatusOK || json.Unmarshal(body, &answers[i]) != nil {
+				t.Errorf("call %d on replica %d: %d %.300s", i, i%len(rs), st, body)
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	bySeq := make([]*answer, n)
+	for i := range answers {
+		ans := &answers[i]
+		if s := ans.Session.Seq; s < 0 || s >= n || bySeq[s] != nil {
+			t.Fatalf("call %d recorded at seq %d: taken or out of 0..%d", i, s, n-1)
+		}
+		bySeq[ans.Session.Seq] = ans
+	}
+	stale := 0
+	for k := 1; k < n; k++ {
+		if bySeq[k].Call.Read.State != bySeq[k-1].Session.State {
+			stale++
+			t.Errorf("call %d was decided on state %s; call %d left %s", k, bySeq[k].Call.Read.State, k-1, bySeq[k-1].Session.State)
+		}
+		if bySeq[k].Session.State == bySeq[k-1].Session.State {
+			t.Errorf("call %d left the state as it was: the test's calls must each change it", k)
+		}
+	}
+	if stale > 0 {
+		t.Errorf("%d of %d calls decided on a state their result was not filed on", stale, n-1)
+	}
+	// The session agrees: its last state is the last call's.
+	var sess struct {
+		State string `json:"state"`
+	}
+	if err := json.Unmarshal(rs[1].raw("/v1/sessions/"+sid, token), &sess); err != nil || sess.State != bySeq[n-1].Session.State {
+		t.Errorf("session state %s (%v), the last call left %s", sess.State, err, bySeq[n-1].Session.State)
 	}
 }
 
