@@ -35,6 +35,13 @@
 // writers on a pool share fsyncs without sharing a transaction (and one
 // writer's failure never touches another's).
 //
+// # Locks
+//
+// Lock holds a key across every process on the database (a session-level
+// advisory lock, on a connection of a second pool, LockConns): what
+// package session holds a session's call under, from reading its state
+// to filing its result, which no transaction can span (see Lock).
+//
 // Blobs go to the object store at once, outside the transaction: a blob
 // put by an Update that then fails may stay, which store allows (an
 // orphan blob is content-addressed and never read through a record).
