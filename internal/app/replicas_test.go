@@ -14,11 +14,13 @@ import (
 	"time"
 
 	"github.com/groundgate/groundgate/attest"
+	"github.com/groundgate/groundgate/calls"
 	"github.com/groundgate/groundgate/gateway/upstreamtest"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/internal/app"
 	"github.com/groundgate/groundgate/internal/app/apptest"
 	"github.com/groundgate/groundgate/policy"
+	"github.com/groundgate/groundgate/session"
 	"github.com/groundgate/groundgate/store/pgstore/pgstoretest"
 )
 
@@ -239,7 +241,7 @@ func TestReplicasAgree(t *testing.T) {
 // left (the session's hold is the store's lock, not only each server's).
 // Each call is an echo of its own text, so each one changes the state.
 func TestReplicasHoldSession(t *testing.T) {
-	const n = 24
+	const n = 40
 	p := pgstoretest.New(t)
 	rs := startServers(t, p, 2)
 	a := rs[0]
@@ -253,48 +255,52 @@ func TestReplicasHoldSession(t *testing.T) {
 	created := a.want(http.StatusCreated, http.MethodPost, "/v1/sessions", map[string]any{"prompt": "echo what I say"})
 	sid, token := created["id"].(string), created["token"].(string)
 
-	type answer struct {
-		Call struct {
-			Read struct {
-				State string `json:"state"`
-			} `json:"read"`
-		} `json:"call"`
-		Session struct {
-			Seq   int    `json:"seq"`
-			State string `json:"state"`
-		} `json:"session"`
+	// Each call: the state its decision read (its footprint's), and as
+	// the session recorded it, with the state it left.
+	type called struct {
+		read hashing.Digest
+		session.CallRecord
 	}
-	answers := make([]answer, n)
+	recs := make([]called, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
 			r := rs[i%len(rs)]
 			st, body := r.Raw(http.MethodPost, "/v1/sessions/"+sid+"/calls", token,
 				map[string]any{"tool": "shop.echo", "arguments": map[string]any{"text": fmt.Sprintf("call %d", i)}})
-			if st != http.StatusOK || json.Unmarshal(body, &answers[i]) != nil {
-				t.Errorf("call %d on replica %d: %d %.300s", i, i%len(rs), st, body)
+			var ans struct {
+				Call    calls.Footprint
+				Session session.CallRecord
 			}
+			if st != http.StatusOK || json.Unmarshal(body, &ans) != nil || ans.Call.Read == nil {
+				t.Errorf("call %d on replica %d: %d %.300s", i, i%len(rs), st, body)
+				return
+			}
+			recs[i] = called{read: ans.Call.Read.State, CallRecord: ans.Session}
 		})
 	}
 	wg.Wait()
 	if t.Failed() {
 		t.FailNow()
 	}
-	bySeq := make([]*answer, n)
-	for i := range answers {
-		ans := &answers[i]
-		if s := ans.Session.Seq; s < 0 || s >= n || bySeq[s] != nil {
-			t.Fatalf("call %d recorded at seq %d: taken or out of 0..%d", i, s, n-1)
+	bySeq := make([]*called, n)
+	for i := range recs {
+		rec := &recs[i]
+		if rec.Seq < 0 || rec.Seq >= n || bySeq[rec.Seq] != nil {
+			t.Fatalf("call %d recorded at seq %d: taken or out of 0..%d", i, rec.Seq, n-1)
 		}
-		bySeq[ans.Session.Seq] = ans
+		bySeq[rec.Seq] = rec
 	}
 	stale := 0
+	if bySeq[0].read != calls.EmptyState {
+		t.Errorf("the first call was decided on state %s, not the empty one", bySeq[0].read)
+	}
 	for k := 1; k < n; k++ {
-		if bySeq[k].Call.Read.State != bySeq[k-1].Session.State {
+		if bySeq[k].read != bySeq[k-1].State {
 			stale++
-			t.Errorf("call %d was decided on state %s; call %d left %s", k, bySeq[k].Call.Read.State, k-1, bySeq[k-1].Session.State)
+			t.Errorf("call %d was decided on state %s; call %d left %s", k, bySeq[k].read, k-1, bySeq[k-1].State)
 		}
-		if bySeq[k].Session.State == bySeq[k-1].Session.State {
+		if bySeq[k].State == bySeq[k-1].State {
 			t.Errorf("call %d left the state as it was: the test's calls must each change it", k)
 		}
 	}
@@ -302,11 +308,9 @@ func TestReplicasHoldSession(t *testing.T) {
 		t.Errorf("%d of %d calls decided on a state their result was not filed on", stale, n-1)
 	}
 	// The session agrees: its last state is the last call's.
-	var sess struct {
-		State string `json:"state"`
-	}
-	if err := json.Unmarshal(rs[1].raw("/v1/sessions/"+sid, token), &sess); err != nil || sess.State != bySeq[n-1].Session.State {
-		t.Errorf("session state %s (%v), the last call left %s", sess.State, err, bySeq[n-1].Session.State)
+	var sess struct{ State hashing.Digest }
+	if err := json.Unmarshal(rs[1].raw("/v1/sessions/"+sid, token), &sess); err != nil || sess.State != bySeq[n-1].State {
+		t.Errorf("session state %s (%v), the last call left %s", sess.State, err, bySeq[n-1].State)
 	}
 }
 

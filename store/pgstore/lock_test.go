@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/groundgate/groundgate/store"
 	"github.com/groundgate/groundgate/store/pgstore"
 )
@@ -18,17 +16,9 @@ import (
 // waited for.
 func (p place) advisory(t *testing.T, granted bool) int {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, p.DSN)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
 	var n int
-	if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted = $1
-		AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`, granted).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
+	p.Scan(t, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted = $1
+		AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`, []any{granted}, &n)
 	return n
 }
 
