@@ -63,7 +63,9 @@ func TestServeSharedStore(t *testing.T) {
 	// The execution runs on a worker, as every execution on a shared store.
 	worked := make(chan int, 1)
 	var wout, werr bytes.Buffer
-	go func() { worked <- cliWith(&wout, &werr).Main(ctx, append([]string{"worker", "--concurrency", "1"}, shared...)) }()
+	go func() {
+		worked <- cliWith(&wout, &werr).Main(ctx, append([]string{"worker", "--concurrency", "1"}, shared...))
+	}()
 	c := apptest.Client{TB: t, Base: "http://" + addr}
 	deadline := time.Now().Add(60 * time.Second)
 	for {
