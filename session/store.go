@@ -72,12 +72,15 @@ type Options struct {
 
 // Store keeps sessions in the storage layer. It is safe for concurrent
 // use. Two writers of one session (two replicas over one PostgreSQL) never
-// both record turn or call n: the logs refuse the second (store.ErrConflict).
+// both record turn or call n: the logs refuse the second (store.ErrConflict);
+// and Hold keeps a session's calls one at a time across them when the
+// engine has a lock (locker).
 type Store struct {
 	st    Backend
 	opts  Options
 	cache stateCache
 	holds holds
+	lock  locker // the engine's, when it has one (Hold)
 }
 
 // Open returns the store over st, first indexing the tokens of sessions
@@ -96,7 +99,8 @@ func Open(st Backend, opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Store{st: st, opts: opts}, nil
+	lock, _ := st.(locker)
+	return &Store{st: st, opts: opts, lock: lock}, nil
 }
 
 // NewTurn is a turn to record: the words and the discovery result they

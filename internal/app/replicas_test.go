@@ -15,11 +15,13 @@ import (
 	"time"
 
 	"github.com/groundgate/groundgate/attest"
+	"github.com/groundgate/groundgate/calls"
 	"github.com/groundgate/groundgate/gateway/upstreamtest"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/internal/app"
 	"github.com/groundgate/groundgate/internal/app/apptest"
 	"github.com/groundgate/groundgate/policy"
+	"github.com/groundgate/groundgate/session"
 	"github.com/groundgate/groundgate/store/pgstore/pgstoretest"
 )
 
@@ -65,8 +67,22 @@ func replicaConfig(t *testing.T, p pgstoretest.Place) app.Config {
 }
 
 // startReplicas opens n servers over one place at once, as a deployment
-// of several would start, each with the same attestation key.
+// of several would start, each with the same attestation key, and a
+// worker that runs their executions.
 func startReplicas(t *testing.T, p pgstoretest.Place, n int) []replica {
+	t.Helper()
+	rs := startServers(t, p, n)
+	w, err := app.OpenWorker(context.Background(), app.WorkerConfig{Store: p.DSN, Blobs: p.BlobsURL, Getenv: pgstoretest.Env,
+		Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runUntilEnd(t, "worker", w.Run)
+	return rs
+}
+
+// startServers opens n servers over one place at once, without a worker.
+func startServers(t *testing.T, p pgstoretest.Place, n int) []replica {
 	t.Helper()
 	cfg := replicaConfig(t, p)
 	ms := make([]*app.Main, n)
@@ -76,13 +92,6 @@ func startReplicas(t *testing.T, p pgstoretest.Place, n int) []replica {
 		wg.Go(func() { ms[i], errs[i] = app.Open(context.Background(), cfg) })
 	}
 	wg.Wait()
-	// The executions go to a worker, as in a deployment.
-	w, err := app.OpenWorker(context.Background(), app.WorkerConfig{Store: p.DSN, Blobs: p.BlobsURL, Getenv: pgstoretest.Env,
-		Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runUntilEnd(t, "worker", w.Run)
 	out := make([]replica, n)
 	for i, m := range ms {
 		if errs[i] != nil {
@@ -234,6 +243,85 @@ func TestReplicasAgree(t *testing.T) {
 				t.Errorf("GET %s: replica %d answers\n%.400s\nreplica 0\n%.400s", id.path, i+1, got, want)
 			}
 		}
+	}
+}
+
+// TestReplicasHoldSession: the calls of one session sent all at once,
+// alternately to two servers over one store, take turns across them:
+// each call's decision read the state the call before it in the sequence
+// left (the session's hold is the store's lock, not only each server's).
+// Each call is an echo of its own text, so each one changes the state.
+func TestReplicasHoldSession(t *testing.T) {
+	const n = 40
+	p := pgstoretest.New(t)
+	rs := startServers(t, p, 2)
+	a := rs[0]
+	bin := upstreamtest.Build(t)
+	a.want(http.StatusCreated, http.MethodPut, "/v1/upstreams/shop", map[string]any{"transport": "stdio", "command": []string{bin}, "ground": "writes"})
+	a.WaitUpstream("shop")
+	a.want(http.StatusOK, http.MethodPost, "/v1/upstreams/shop/sync", map[string]any{"apply": true})
+	for _, r := range rs {
+		r.WaitUpstream("shop")
+	}
+	created := a.want(http.StatusCreated, http.MethodPost, "/v1/sessions", map[string]any{"prompt": "echo what I say"})
+	sid, token := created["id"].(string), created["token"].(string)
+
+	// Each call: the state its decision read (its footprint's), and as
+	// the session recorded it, with the state it left.
+	type called struct {
+		read hashing.Digest
+		session.CallRecord
+	}
+	recs := make([]called, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			r := rs[i%len(rs)]
+			st, body := r.Raw(http.MethodPost, "/v1/sessions/"+sid+"/calls", token,
+				map[string]any{"tool": "shop.echo", "arguments": map[string]any{"text": fmt.Sprintf("call %d", i)}})
+			var ans struct {
+				Call    calls.Footprint
+				Session session.CallRecord
+			}
+			if st != http.StatusOK || json.Unmarshal(body, &ans) != nil || ans.Call.Read == nil {
+				t.Errorf("call %d on replica %d: %d %.300s", i, i%len(rs), st, body)
+				return
+			}
+			recs[i] = called{read: ans.Call.Read.State, CallRecord: ans.Session}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	bySeq := make([]*called, n)
+	for i := range recs {
+		rec := &recs[i]
+		if rec.Seq < 0 || rec.Seq >= n || bySeq[rec.Seq] != nil {
+			t.Fatalf("call %d recorded at seq %d: taken or out of 0..%d", i, rec.Seq, n-1)
+		}
+		bySeq[rec.Seq] = rec
+	}
+	stale := 0
+	if bySeq[0].read != calls.EmptyState {
+		t.Errorf("the first call was decided on state %s, not the empty one", bySeq[0].read)
+	}
+	for k := 1; k < n; k++ {
+		if bySeq[k].read != bySeq[k-1].State {
+			stale++
+			t.Errorf("call %d was decided on state %s; call %d left %s", k, bySeq[k].read, k-1, bySeq[k-1].State)
+		}
+		if bySeq[k].State == bySeq[k-1].State {
+			t.Errorf("call %d left the state as it was: the test's calls must each change it", k)
+		}
+	}
+	if stale > 0 {
+		t.Errorf("%d of %d calls decided on a state their result was not filed on", stale, n-1)
+	}
+	// The session agrees: its last state is the last call's.
+	var sess struct{ State hashing.Digest }
+	if err := json.Unmarshal(rs[1].raw("/v1/sessions/"+sid, token), &sess); err != nil || sess.State != bySeq[n-1].State {
+		t.Errorf("session state %s (%v), the last call left %s", sess.State, err, bySeq[n-1].State)
 	}
 }
 

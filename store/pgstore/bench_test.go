@@ -83,3 +83,32 @@ func BenchmarkPutBlob(b *testing.B) {
 		return s.Update(context.Background(), func(tx store.Tx) error { return tx.PutBlob(sp, k, v) })
 	})
 }
+
+// BenchmarkLock: Lock and unlock of a key of its own per operation (two
+// round trips: pg_advisory_lock, pg_advisory_unlock), what a session's
+// call pays on a shared store for its hold across servers.
+func BenchmarkLock(b *testing.B) {
+	parallel(b, nil, func(s *pgstore.Store, i uint64) error {
+		unlock, err := s.Lock(context.Background(), binary.BigEndian.AppendUint64(nil, i))
+		if err != nil {
+			return err
+		}
+		unlock()
+		return nil
+	})
+}
+
+// BenchmarkLockSerial: as BenchmarkLock, one at a time: the latency a
+// call's hold adds.
+func BenchmarkLockSerial(b *testing.B) {
+	s := newPlace(b).open(b)
+	defer s.Close()
+	key := []byte("session/bench")
+	for b.Loop() {
+		unlock, err := s.Lock(context.Background(), key)
+		if err != nil {
+			b.Fatal(err)
+		}
+		unlock()
+	}
+}

@@ -35,6 +35,13 @@
 // writers on a pool share fsyncs without sharing a transaction (and one
 // writer's failure never touches another's).
 //
+// # Locks
+//
+// Lock holds a key across every process on the database (a session-level
+// advisory lock, on a connection of a second pool, LockConns): what
+// package session holds a session's call under, from reading its state
+// to filing its result, which no transaction can span (see Lock).
+//
 // Blobs go to the object store at once, outside the transaction: a blob
 // put by an Update that then fails may stay, which store allows (an
 // orphan blob is content-addressed and never read through a record).
@@ -81,6 +88,10 @@ type Config struct {
 	// MaxConns bounds the pool; 0 is pgxpool's default (4, or the number
 	// of CPUs if greater).
 	MaxConns int32
+	// LockConns bounds the pool Lock holds its locks on, apart from
+	// MaxConns (see Lock); 0 is DefaultLockConns. PostgreSQL's
+	// max_connections must cover MaxConns + LockConns per process.
+	LockConns int32
 	// MaxAttempts bounds how often Update runs fn when serialisation
 	// failures keep aborting it; 0 is DefaultMaxAttempts.
 	MaxAttempts int
@@ -94,6 +105,7 @@ const DefaultMaxAttempts = 20
 // Store is the PostgreSQL engine. It is safe for concurrent use.
 type Store struct {
 	pool     *pgxpool.Pool
+	locks    *pgxpool.Pool // Lock's, apart from pool's (see Lock)
 	blobs    Blobs
 	attempts int
 	log      *slog.Logger
@@ -120,7 +132,15 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: %w", classify(err))
 	}
-	s := &Store{pool: pool, blobs: cfg.Blobs, attempts: cfg.MaxAttempts, log: cfg.Logger}
+	if cfg.LockConns <= 0 {
+		cfg.LockConns = DefaultLockConns
+	}
+	locks, err := lockPool(ctx, pc, cfg.LockConns)
+	if err != nil {
+		pool.Close()
+		return nil, err
+	}
+	s := &Store{pool: pool, locks: locks, blobs: cfg.Blobs, attempts: cfg.MaxAttempts, log: cfg.Logger}
 	if s.attempts <= 0 {
 		s.attempts = DefaultMaxAttempts
 	}
@@ -128,15 +148,18 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	if err := s.migrate(ctx); err != nil {
+		locks.Close()
 		pool.Close()
 		return nil, err
 	}
 	return s, nil
 }
 
-// Close closes the pool; the store answers ErrClosed afterwards.
+// Close closes the pools, waiting for every lock held to be unlocked
+// (and every transaction to end); the store answers ErrClosed afterwards.
 func (s *Store) Close() error {
 	if s.closed.CompareAndSwap(false, true) {
+		s.locks.Close()
 		s.pool.Close()
 	}
 	return nil

@@ -75,17 +75,35 @@ func (p Place) Open(tb testing.TB) *pgstore.Store {
 // engine's back.
 func (p Place) Exec(tb testing.TB, sql string, args ...any) pgconn.CommandTag {
 	tb.Helper()
+	var tag pgconn.CommandTag
+	p.on(tb, func(ctx context.Context, conn *pgx.Conn) (err error) {
+		tag, err = conn.Exec(ctx, sql, args...)
+		return err
+	})
+	return tag
+}
+
+// Scan runs one query on the place's database, behind the engine's
+// back, and scans its one row into dest.
+func (p Place) Scan(tb testing.TB, sql string, args []any, dest ...any) {
+	tb.Helper()
+	p.on(tb, func(ctx context.Context, conn *pgx.Conn) error {
+		return conn.QueryRow(ctx, sql, args...).Scan(dest...)
+	})
+}
+
+// on runs fn on a connection of its own to the place's database.
+func (p Place) on(tb testing.TB, fn func(context.Context, *pgx.Conn) error) {
+	tb.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, p.DSN)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	defer conn.Close(ctx)
-	tag, err := conn.Exec(ctx, sql, args...)
-	if err != nil {
+	if err := fn(ctx, conn); err != nil {
 		tb.Fatal(err)
 	}
-	return tag
 }
 
 // Corrupt flips one bit of the last byte of the value under key in
