@@ -9,15 +9,26 @@
 //
 // On a bbolt file one process holds the store, and a run left running in
 // it when the file is opened is interrupted (its server died). On a
-// shared store (Options.Shared, SPEC §17) a run runs on the server that
-// took it (its owner, a random id per Manager) and holds a lease the owner
-// renews every Options.Renew, writing its progress with it. A running run
-// whose lease has not passed is running on every replica; one whose lease
-// has passed is interrupted (its owner is dead, or lost the store for
-// longer than the lease), and its owner, if alive, stops it and stores
-// nothing. One run at a time holds across the replicas: a run tests the
-// registry they share. A replica cancels another's run by marking it
-// (cancel_requested); the owner reads the mark at its next renewal.
+// shared store (Options.Shared, SPEC §17) a run has an owner (a random id
+// per Manager) that holds a lease on it, renewed every Options.Renew with
+// the run's progress. A running run whose lease has not passed is running
+// on every replica; one whose lease has passed is interrupted (its owner
+// is dead, or lost the store for longer than the lease), and its owner, if
+// alive, stops it and stores nothing. One run at a time holds across the
+// replicas: a run tests the registry they share. A replica cancels
+// another's run by marking it (cancel_requested); the owner reads the
+// mark at its next renewal.
+//
+// # On workers
+//
+// With Options.Queue (a server on a shared store) Start stores the run
+// queued — running, no owner, progress 0, under a lease its server gives
+// it — and enqueues its id; a worker's Manager adopts it (Adopt: becomes
+// its owner, in one transaction that fails unless the run still waits)
+// and runs it through the same loop Start's runs go through. A run no
+// worker takes is failed by the server that queued it. A worker's death
+// is a lease that passes, as a server's: the run is interrupted, never
+// run again.
 package runs
 
 import (
