@@ -90,39 +90,25 @@ func (q *Queue) AwaitTaken(ctx context.Context, job int64, within time.Duration)
 }
 
 func (q *Queue) awaitTaken(ctx context.Context, job int64, within time.Duration) error {
-	t := time.NewTimer(0)
-	defer t.Stop()
 	began, asked := time.Now(), time.Time{}
-	for delay := pollMin; ; delay = min(delay*2, pollMax) {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-t.C:
-		}
-		row, err := q.client.JobGet(ctx, job)
-		if err != nil {
-			if ctx.Err() != nil {
-				continue // answered by the select
-			}
-			return errkind.Wrap(errkind.Unavailable, err)
-		}
+	return q.poll(ctx, job, func(row *rivertype.JobRow) (bool, error) {
 		switch row.State {
 		case rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateScheduled, rivertype.JobStateRetryable:
 		default:
-			return nil // running, or ended: taken
+			return true, nil // running, or ended: taken
 		}
 		waited := time.Since(began)
 		if waited > within {
-			return ErrNotTaken
+			return true, ErrNotTaken
 		}
 		if waited > untaken && time.Since(asked) > untaken {
 			asked = time.Now()
 			if alive, err := q.workerAlive(ctx); err == nil && !alive {
-				return ErrNoWorker
+				return true, ErrNoWorker
 			}
 		}
-		t.Reset(delay)
-	}
+		return false, nil
+	})
 }
 
 // fuzzWorker is River's worker of fuzz jobs: FuzzJobTimeout, not the

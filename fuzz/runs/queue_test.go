@@ -34,17 +34,23 @@ func (h *handoff) AwaitTaken(ctx context.Context, _ int64, _ time.Duration) erro
 	}
 }
 
+// queuedRig is a rig with a server's Manager that queues its runs on a
+// handoff.
+func queuedRig(t *testing.T) (*rig, *handoff, *Manager) {
+	t.Helper()
+	r, q := newRig(t), newHandoff()
+	opt := sharedOptions("server")
+	opt.Queue = q
+	return r, q, r.manager(opt)
+}
+
 // A queued run is stored running with no owner and progress 0, shown so
 // by every replica; a worker's Manager adopts it and runs it through the
 // same loop as Start (the report is the reference's, byte for byte); a
 // second adoption is refused, the run no longer waiting.
 func TestQueuedRunAdopted(t *testing.T) {
 	t.Parallel()
-	r := newRig(t)
-	q := newHandoff()
-	opt := sharedOptions("server")
-	opt.Queue = q
-	srv := r.manager(opt)
+	r, q, srv := queuedRig(t)
 	worker := r.manager(sharedOptions("worker"))
 
 	st, err := srv.Start(context.Background(), Request{Seconds: 600, Seed: 3})
@@ -82,11 +88,7 @@ func TestQueuedRunAdopted(t *testing.T) {
 // turns up later cannot adopt it; a run cancelled while queued is
 // adopted cancelled.
 func TestQueuedRunNotTaken(t *testing.T) {
-	r := newRig(t)
-	q := newHandoff()
-	opt := sharedOptions("server")
-	opt.Queue = q
-	srv := r.manager(opt)
+	r, q, srv := queuedRig(t)
 	other := r.manager(sharedOptions("other"))
 	worker := r.manager(sharedOptions("worker"))
 

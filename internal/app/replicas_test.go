@@ -19,6 +19,7 @@ import (
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/internal/app"
 	"github.com/groundgate/groundgate/internal/app/apptest"
+	"github.com/groundgate/groundgate/internal/testio"
 	"github.com/groundgate/groundgate/policy"
 	"github.com/groundgate/groundgate/store/pgstore/pgstoretest"
 )
@@ -298,7 +299,7 @@ func TestPolicyWriteConflict(t *testing.T) {
 // through the replica that did not start it, stops on the worker.
 func TestReplicasFuzzRuntime(t *testing.T) {
 	p := pgstoretest.New(t)
-	var wlog lockedBuffer
+	var wlog testio.SyncBuffer
 	rs := startReplicasWorker(t, p, 2, slog.New(slog.NewJSONHandler(&wlog, nil)))
 	var (
 		wg       sync.WaitGroup
@@ -397,77 +398,9 @@ func waitFuzzRun(t *testing.T, r replica, id any, within time.Duration) map[stri
 }
 
 // wantLogged wants a line of msg about run id in log.
-func wantLogged(t *testing.T, log *lockedBuffer, msg string, id any) {
+func wantLogged(t *testing.T, log *testio.SyncBuffer, msg string, id any) {
 	t.Helper()
 	if !strings.Contains(log.String(), fmt.Sprintf(`"msg":%q`, msg)) || !strings.Contains(log.String(), fmt.Sprintf(`"run":%v`, id)) {
 		t.Fatalf("the worker did not log %q for run %v:\n%s", msg, id, log.String())
-	}
-}
-
-// lockedBuffer is a log's bytes, read while the log writes.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// TestReplicasFuzzRunLease: a fuzz run belongs to the replica running it.
-// A replica opened while it runs (a deployment adding or restarting a
-// server) leaves it running, reports it running, refuses a second run
-// naming it (one run at a time across the replicas), and its DELETE
-// reaches the owner, which stops the run and stores its partial report.
-func TestReplicasFuzzRunLease(t *testing.T) {
-	p := pgstoretest.New(t)
-	rs := startReplicas(t, p, 1)
-	a := rs[0]
-	// The runtime tests take tens of seconds: long enough to act on.
-	st := a.want(http.StatusAccepted, http.MethodPost, "/v1/fuzz/runs", map[string]any{"runtime": true, "seconds": 600})
-	path := fmt.Sprintf("/v1/fuzz/runs/%v", st["id"])
-	m, err := app.Open(context.Background(), replicaConfig(t, p))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := serveReplica(t, m)
-	if got := c.want(http.StatusOK, http.MethodGet, path, nil); got["state"] != "running" {
-		t.Fatalf("the run on a replica opened while it ran: %v", got)
-	}
-	busy := c.want(http.StatusConflict, http.MethodPost, "/v1/fuzz/runs", map[string]any{})
-	if busy["type"] != "urn:groundgate:problem:fuzz-run-in-progress" || !strings.Contains(fmt.Sprint(busy["detail"]), fmt.Sprintf("fuzz run %v ", st["id"])) {
-		t.Fatalf("a second run on the other replica: %v", busy)
-	}
-	// The owner reads the request at its next renewal (every 5 s).
-	asked := time.Now()
-	status, b := c.Raw(http.MethodDelete, path, replicaToken, nil)
-	t.Logf("DELETE through the other replica answered %d after %v", status, time.Since(asked).Round(time.Millisecond))
-	if status != http.StatusOK && status != http.StatusAccepted {
-		t.Fatalf("DELETE on the other replica: %d %s", status, b)
-	}
-	deadline := time.Now().Add(time.Minute)
-	for {
-		got := a.want(http.StatusOK, http.MethodGet, path, nil)
-		if got["state"] != "running" {
-			if got["state"] != "cancelled" || got["detail"] != "cancelled on request" || got["result"] == nil {
-				t.Fatalf("the run cancelled through another replica: %v", got)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the run is still running a minute after its cancel: %v", got)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	if got := c.raw(path, ""); !bytes.Equal(got, a.raw(path, "")) {
-		t.Fatalf("the replicas disagree on the ended run:\n%s\n%s", got, a.raw(path, ""))
 	}
 }
