@@ -404,3 +404,53 @@ func wantLogged(t *testing.T, log *testio.SyncBuffer, msg string, id any) {
 		t.Fatalf("the worker did not log %q for run %v:\n%s", msg, id, log.String())
 	}
 }
+
+// TestReplicasFuzzRunLease: a fuzz run belongs to the worker running it
+// (queued by A). A replica opened while it runs (a deployment adding or
+// restarting a server) leaves it running, reports it running, refuses a second run
+// naming it (one run at a time across the replicas), and its DELETE
+// reaches the owner, which stops the run and stores its partial report.
+func TestReplicasFuzzRunLease(t *testing.T) {
+	p := pgstoretest.New(t)
+	rs := startReplicas(t, p, 1)
+	a := rs[0]
+	// The runtime tests take tens of seconds: long enough to act on.
+	st := a.want(http.StatusAccepted, http.MethodPost, "/v1/fuzz/runs", map[string]any{"runtime": true, "seconds": 600})
+	path := fmt.Sprintf("/v1/fuzz/runs/%v", st["id"])
+	m, err := app.Open(context.Background(), replicaConfig(t, p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := serveReplica(t, m)
+	if got := c.want(http.StatusOK, http.MethodGet, path, nil); got["state"] != "running" {
+		t.Fatalf("the run on a replica opened while it ran: %v", got)
+	}
+	busy := c.want(http.StatusConflict, http.MethodPost, "/v1/fuzz/runs", map[string]any{})
+	if busy["type"] != "urn:groundgate:problem:fuzz-run-in-progress" || !strings.Contains(fmt.Sprint(busy["detail"]), fmt.Sprintf("fuzz run %v ", st["id"])) {
+		t.Fatalf("a second run on the other replica: %v", busy)
+	}
+	// The owner reads the request at its next renewal (every 5 s).
+	asked := time.Now()
+	status, b := c.Raw(http.MethodDelete, path, replicaToken, nil)
+	t.Logf("DELETE through the other replica answered %d after %v", status, time.Since(asked).Round(time.Millisecond))
+	if status != http.StatusOK && status != http.StatusAccepted {
+		t.Fatalf("DELETE on the other replica: %d %s", status, b)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		got := a.want(http.StatusOK, http.MethodGet, path, nil)
+		if got["state"] != "running" {
+			if got["state"] != "cancelled" || got["detail"] != "cancelled on request" || got["result"] == nil {
+				t.Fatalf("the run cancelled through another replica: %v", got)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run is still running a minute after its cancel: %v", got)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if got := c.raw(path, ""); !bytes.Equal(got, a.raw(path, "")) {
+		t.Fatalf("the replicas disagree on the ended run:\n%s\n%s", got, a.raw(path, ""))
+	}
+}
