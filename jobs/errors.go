@@ -29,6 +29,11 @@ var (
 	// later runs it, and asking again waits for the same job.
 	ErrNoWorker = errkind.New(errkind.Unavailable, "jobs: no groundgate worker is running against this store; the execution waits in the queue: start one and ask again")
 
+	// ErrNotTaken is returned by Queue.AwaitTaken when a worker runs
+	// against the store but none took the job within the bound (its
+	// workers take no fuzz runs, or are stuck): the job is cancelled.
+	ErrNotTaken = errkind.New(errkind.Unavailable, "jobs: no groundgate worker took the job in time; workers run against this store, but none took it (a release without fuzz runs?)")
+
 	// ErrClosed is returned by a Queue used after Close.
 	ErrClosed = errkind.New(errkind.Unavailable, "jobs: queue closed")
 )

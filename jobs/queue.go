@@ -137,22 +137,44 @@ func (q *Queue) workerAlive(ctx context.Context) (bool, error) {
 }
 
 // await polls job id until it is finished, and returns the execution hash
-// or the job's failure. A poll is one primary-key read; LISTEN/NOTIFY
-// would need River's completion to notify, which it does not for
-// another client's jobs.
+// or the job's failure.
 func (q *Queue) await(ctx context.Context, id int64) (hashing.Digest, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, q.wait, ErrStillRunning)
 	defer cancel()
+	var hash hashing.Digest
+	began, asked := time.Now(), time.Time{}
+	err := q.poll(ctx, id, func(row *rivertype.JobRow) (bool, error) {
+		h, done, err := finished(row)
+		if done {
+			hash = h
+			return true, err
+		}
+		if row.State != rivertype.JobStateRunning && time.Since(began) > untaken && time.Since(asked) > untaken {
+			asked = time.Now()
+			if alive, err := q.workerAlive(ctx); err == nil && !alive {
+				return true, ErrNoWorker
+			}
+		}
+		return false, nil
+	})
+	return hash, err
+}
+
+// poll reads job id's row, quickly at first then at most pollMax apart,
+// and hands each to step until step says done (returning its error) or
+// ctx ends. A poll is one primary-key read; LISTEN/NOTIFY would need
+// River's completion to notify, which it does not for another client's
+// jobs.
+func (q *Queue) poll(ctx context.Context, id int64, step func(*rivertype.JobRow) (bool, error)) error {
 	t := time.NewTimer(0)
 	defer t.Stop()
-	began, asked := time.Now(), time.Time{}
 	for delay := pollMin; ; delay = min(delay*2, pollMax) {
 		select {
 		case <-ctx.Done():
 			if cause := context.Cause(ctx); errors.Is(cause, ErrStillRunning) {
-				return hashing.Digest{}, cause
+				return cause
 			}
-			return hashing.Digest{}, ctx.Err()
+			return ctx.Err()
 		case <-t.C:
 		}
 		row, err := q.client.JobGet(ctx, id)
@@ -160,17 +182,10 @@ func (q *Queue) await(ctx context.Context, id int64) (hashing.Digest, error) {
 			if ctx.Err() != nil {
 				continue // answered by the select
 			}
-			return hashing.Digest{}, errkind.Wrap(errkind.Unavailable, err)
+			return errkind.Wrap(errkind.Unavailable, err)
 		}
-		if hash, done, err := finished(row); done {
-			return hash, err
-		}
-		if row.State != rivertype.JobStateRunning && time.Since(began) > untaken && time.Since(asked) > untaken {
-			asked = time.Now()
-			alive, err := q.workerAlive(ctx)
-			if err == nil && !alive {
-				return hashing.Digest{}, ErrNoWorker
-			}
+		if done, err := step(row); done {
+			return err
 		}
 		t.Reset(delay)
 	}

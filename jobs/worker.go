@@ -48,9 +48,14 @@ type WorkerOptions struct {
 	StopTimeout time.Duration
 	// Logger receives a line per job; nil discards.
 	Logger *slog.Logger
+	// Fuzz, when set, makes the worker take fuzz runs too (QueueFuzz),
+	// one at a time: a run tests the whole registry, and one runs at a
+	// time across the deployment anyway.
+	Fuzz FuzzRunner
 }
 
-// Worker runs execution jobs from the queue until stopped.
+// Worker runs execution jobs (and, with WorkerOptions.Fuzz, fuzz runs)
+// from the queue until stopped.
 type Worker struct {
 	client *river.Client[pgx.Tx]
 	run    Runner
@@ -89,8 +94,13 @@ func NewWorker(ctx context.Context, pool *pgxpool.Pool, r Runner, opt WorkerOpti
 	w := &Worker{run: r, log: opt.Logger, stop: opt.StopTimeout}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, river.WorkFunc(w.work))
+	queues := map[string]river.QueueConfig{QueueExecutions: {MaxWorkers: opt.Concurrency}}
+	if opt.Fuzz != nil {
+		river.AddWorker(workers, fuzzWorker{run: opt.Fuzz, log: opt.Logger})
+		queues[QueueFuzz] = river.QueueConfig{MaxWorkers: 1}
+	}
 	c, err := newClient(pool, &river.Config{
-		Queues:               map[string]river.QueueConfig{QueueExecutions: {MaxWorkers: opt.Concurrency}},
+		Queues:               queues,
 		Workers:              workers,
 		JobTimeout:           opt.JobTimeout,
 		RescueStuckJobsAfter: opt.RescueAfter,

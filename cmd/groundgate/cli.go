@@ -35,7 +35,7 @@ type commandSpec struct {
 func commands() []commandSpec {
 	return []commandSpec{
 		{"serve", "run the REST server (and MCP at /mcp)", func() command { return &serveCmd{} }},
-		{"worker", "run executions from the shared store's job queue (serve --store …)", func() command { return &workerCmd{} }},
+		{"worker", "run executions and fuzz runs from the shared store's job queue (serve --store …)", func() command { return &workerCmd{} }},
 		{"mcp", "serve the Model Context Protocol on standard input and output, for agent hosts", func() command { return &mcpCmd{} }},
 		{"registry", "export, verify and inspect the capability registry", func() command { return &registryCmd{} }},
 		{"discover", "discover capabilities in a prompt", func() command { return &discoverCmd{} }},

@@ -25,6 +25,11 @@ var (
 	// to what its record says.
 	ErrCorrupt = errkind.New(errkind.Corrupt, "fuzz run corrupt")
 
+	// ErrNotQueued is returned by Adopt for a run that no longer waits
+	// for a worker: adopted by another, ended, cancelled, or failed as
+	// untaken.
+	ErrNotQueued = errkind.New(errkind.Conflict, "fuzz run not waiting for a worker")
+
 	// ErrClosed is returned by Start after Close.
 	ErrClosed = errkind.New(errkind.Unavailable, "fuzz runs closed")
 )

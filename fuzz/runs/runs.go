@@ -9,15 +9,26 @@
 //
 // On a bbolt file one process holds the store, and a run left running in
 // it when the file is opened is interrupted (its server died). On a
-// shared store (Options.Shared, SPEC §17) a run runs on the server that
-// took it (its owner, a random id per Manager) and holds a lease the owner
-// renews every Options.Renew, writing its progress with it. A running run
-// whose lease has not passed is running on every replica; one whose lease
-// has passed is interrupted (its owner is dead, or lost the store for
-// longer than the lease), and its owner, if alive, stops it and stores
-// nothing. One run at a time holds across the replicas: a run tests the
-// registry they share. A replica cancels another's run by marking it
-// (cancel_requested); the owner reads the mark at its next renewal.
+// shared store (Options.Shared, SPEC §17) a run has an owner (a random id
+// per Manager) that holds a lease on it, renewed every Options.Renew with
+// the run's progress. A running run whose lease has not passed is running
+// on every replica; one whose lease has passed is interrupted (its owner
+// is dead, or lost the store for longer than the lease), and its owner, if
+// alive, stops it and stores nothing. One run at a time holds across the
+// replicas: a run tests the registry they share. A replica cancels
+// another's run by marking it (cancel_requested); the owner reads the
+// mark at its next renewal.
+//
+// # On workers
+//
+// With Options.Queue (a server on a shared store) Start stores the run
+// queued — running, no owner, progress 0, under a lease its server gives
+// it — and enqueues its id; a worker's Manager adopts it (Adopt: becomes
+// its owner, in one transaction that fails unless the run still waits)
+// and runs it through the same loop Start's runs go through. A run no
+// worker takes is failed by the server that queued it. A worker's death
+// is a lease that passes, as a server's: the run is interrupted, never
+// run again.
 package runs
 
 import (
@@ -175,6 +186,25 @@ type Options struct {
 	// Owner names this Manager in its runs' records on a shared store;
 	// random when empty.
 	Owner string
+	// Queue, on a shared store, sends runs to workers: Start stores the
+	// run queued (running, no owner, progress 0) and enqueues its id, and
+	// a worker's Manager adopts and runs it (Adopt). Nil runs them in
+	// this process.
+	Queue Queue
+	// TakeWithin bounds how long a queued run waits for a worker to take
+	// it while one runs against the store (jobs.DefaultTakeWithin when
+	// zero); it must stay below Lease, which the queued run holds.
+	TakeWithin time.Duration
+}
+
+// Queue hands runs to workers (*jobs.Queue over the shared store).
+type Queue interface {
+	// EnqueueFuzzRun queues run id's job and returns the job's id.
+	EnqueueFuzzRun(ctx context.Context, id uint64) (int64, error)
+	// AwaitTaken returns nil once a worker has taken job, or an error
+	// (no worker runs, none took it within the bound) once it is given
+	// up, the job then cancelled.
+	AwaitTaken(ctx context.Context, job int64, within time.Duration) error
 }
 
 // Manager starts, tracks and keeps fuzz runs. It is safe for concurrent
@@ -263,6 +293,12 @@ func Open(ctx context.Context, st Backend, src discover.Source, opt Options) (*M
 	if opt.Renew <= 0 {
 		opt.Renew = DefaultRenew
 	}
+	if opt.Queue != nil && !opt.Shared {
+		return nil, errors.New("fuzz runs: a queue needs a shared store")
+	}
+	if opt.TakeWithin <= 0 {
+		opt.TakeWithin = defaultTakeWithin
+	}
 	if opt.Owner == "" && opt.Shared {
 		var b [8]byte
 		rand.Read(b[:]) // never fails (crypto/rand)
@@ -332,8 +368,17 @@ func (m *Manager) Start(ctx context.Context, req Request) (Status, error) {
 		// refuses this one, in the transaction that would store it.
 		busy = m.alive
 	}
+	if m.opt.Queue != nil {
+		// Queued: no owner until a worker adopts it; the lease covers
+		// the wait (TakeWithin < Lease), and this Manager fails the run
+		// if no worker takes it.
+		rec.Owner, rec.Detail = "", detailQueued
+	}
 	if err := create(ctx, m.st, &rec, m.opt.Keep, busy); err != nil {
 		return Status{}, err
+	}
+	if m.opt.Queue != nil {
+		return m.enqueue(ctx, rec)
 	}
 	rctx, cancel := context.WithCancelCause(m.base)
 	lr := &liveRun{rec: rec, cancel: cancel, done: make(chan struct{})}
@@ -345,7 +390,139 @@ func (m *Manager) Start(ctx context.Context, req Request) (Status, error) {
 	return lr.status(), nil
 }
 
-// run runs lr to its end and stores what it produced.
+// defaultTakeWithin is jobs.DefaultTakeWithin (runs does not import
+// the queue).
+const defaultTakeWithin = 15 * time.Second
+
+// Details of a queued run, and of one no worker took.
+const (
+	detailQueued   = "queued: waiting for a groundgate worker to take the run"
+	detailNoWorker = "no groundgate worker took the run: start one (groundgate worker) against this store and start the run again"
+)
+
+// enqueue queues the stored run rec for a worker and watches, in the
+// background, that one takes it: a run no worker takes is failed with
+// detailNoWorker, not left to hang until its lease passes.
+func (m *Manager) enqueue(ctx context.Context, rec record) (Status, error) {
+	job, err := m.opt.Queue.EnqueueFuzzRun(ctx, rec.ID)
+	if err != nil {
+		m.failQueued(rec.ID, "the run could not be queued; the cause is in the server's log")
+		return Status{}, fmt.Errorf("fuzz run %d: %w", rec.ID, err)
+	}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		err := m.opt.Queue.AwaitTaken(m.base, job, m.opt.TakeWithin)
+		if err == nil || m.base.Err() != nil {
+			return // taken; or this server stops, and the lease ends the wait
+		}
+		m.log.LogAttrs(context.Background(), slog.LevelWarn, "fuzz run not taken by a worker", slog.Uint64("run", rec.ID), slog.Any("error", err))
+		m.failQueued(rec.ID, detailNoWorker)
+	}()
+	m.log.LogAttrs(ctx, slog.LevelInfo, "fuzz run queued", slog.Uint64("run", rec.ID), slog.Int64("job", job),
+		slog.Uint64("version", rec.Version), slog.Uint64("seed", rec.Seed), slog.Int("seconds", rec.Seconds))
+	return rec.status(), nil
+}
+
+// failQueued stores run id failed with detail if it is still queued (no
+// worker adopted it meanwhile).
+func (m *Manager) failQueued(id uint64, detail string) {
+	now := m.now()
+	err := update(context.Background(), m.st, id, func(rec *record) error {
+		if !queued(rec, now) {
+			return ErrNotQueued
+		}
+		rec.State, rec.Detail, rec.Finished = StateFailed, detail, &now
+		rec.Lease, rec.CancelRequested = nil, false
+		return nil
+	})
+	if err != nil && !errors.Is(err, ErrNotQueued) {
+		m.log.LogAttrs(context.Background(), slog.LevelError, "untaken fuzz run not stored failed", slog.Uint64("run", id), slog.Any("error", err))
+	}
+}
+
+// queued reports whether rec waits for a worker: running, no owner yet,
+// under the lease its server gave it.
+func queued(rec *record, now time.Time) bool {
+	return rec.State == StateRunning && rec.Owner == "" && leased(rec, now)
+}
+
+// Adopt runs the queued run id in this process, on a worker: it becomes
+// the run's owner (in one transaction that fails with an error wrapping
+// ErrNotQueued unless the run still waits for a worker), then runs it as
+// Start would have, renewing its lease and acting on cancel_requested,
+// and returns once its end is stored. The run's pinned version is read
+// from the Manager's registry; for its runtime tests, that registry's
+// current version must be the store's (refresh it first).
+func (m *Manager) Adopt(ctx context.Context, id uint64) error {
+	if !m.opt.Shared {
+		return errors.New("fuzz runs: Adopt needs a shared store")
+	}
+	rec, _, err := load(ctx, m.st, id, false)
+	if err != nil {
+		return err
+	}
+	snap, err := m.src.Version(ctx, rec.Version)
+	if err != nil {
+		return fmt.Errorf("fuzz run %d: version %d: %w", id, rec.Version, err)
+	}
+	if rec.Runtime && m.opt.Runtime == nil {
+		return fmt.Errorf("%w: this worker does not run the runtime tests", ErrInvalid)
+	}
+	lr, err := m.adopt(ctx, id, &rec)
+	if err != nil {
+		return err
+	}
+	rctx, cancel := context.WithCancelCause(m.base)
+	lr.cancel = cancel
+	stop := context.AfterFunc(ctx, func() { cancel(errShutdown) }) // the worker stops
+	defer stop()
+	if rec.CancelRequested { // a DELETE reached it while it was queued
+		cancel(errCancelled)
+	}
+	m.log.LogAttrs(ctx, slog.LevelInfo, "fuzz run adopted", slog.Uint64("run", rec.ID),
+		slog.Uint64("version", rec.Version), slog.Uint64("seed", rec.Seed), slog.Int("seconds", rec.Seconds))
+	m.run(rctx, lr, snap)
+	return nil
+}
+
+// adopt makes this Manager the owner of the queued run id and its live
+// run; rec receives the record as it was stored (CancelRequested: as it
+// was before adopting cleared it).
+func (m *Manager) adopt(ctx context.Context, id uint64, rec *record) (*liveRun, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrClosed
+	}
+	if m.live != nil {
+		return nil, &RunningError{ID: m.live.rec.ID}
+	}
+	now := m.now()
+	err := update(ctx, m.st, id, func(stored *record) error {
+		if !queued(stored, now) {
+			return fmt.Errorf("%w: stored %s, owner %q", ErrNotQueued, stored.State, stored.Owner)
+		}
+		lease := now.Add(m.opt.Lease)
+		asked := stored.CancelRequested
+		stored.Owner, stored.Lease, stored.Detail, stored.CancelRequested = m.owner, &lease, "", false
+		*rec = *stored
+		rec.CancelRequested = asked
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	clean := *rec
+	clean.CancelRequested = false
+	lr := &liveRun{rec: clean, done: make(chan struct{})}
+	m.live = lr
+	m.wg.Add(1)
+	return lr, nil
+}
+
+// run runs lr to its end and stores what it produced: the one run loop,
+// of a run started here (Start) and of one adopted from the queue (Adopt).
 func (m *Manager) run(ctx context.Context, lr *liveRun, snap *registry.Snapshot) {
 	defer m.wg.Done()
 	defer close(lr.done)

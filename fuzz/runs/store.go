@@ -194,19 +194,30 @@ func claim(tx store.Tx, busy func(*record) bool) error {
 // owner's check: still its run, under a lease) accepts the stored record,
 // and reports whether another replica has asked to cancel the run.
 func renew(ctx context.Context, st Backend, id uint64, p fuzz.Progress, lease time.Time, fence func(*record) error) (cancel bool, err error) {
-	err = st.Update(ctx, func(tx store.Tx) error {
-		rec, err := getRecord(tx, id)
-		if err != nil {
-			return err
-		}
-		if err := fence(&rec); err != nil {
+	err = update(ctx, st, id, func(rec *record) error {
+		if err := fence(rec); err != nil {
 			return err
 		}
 		cancel = rec.CancelRequested
 		rec.Progress, rec.Lease = p, &lease
-		return putRecord(tx, &rec)
+		return nil
 	})
 	return cancel, err
+}
+
+// update rewrites run id's record with fn in one transaction; an error
+// of fn leaves it as it is.
+func update(ctx context.Context, st Backend, id uint64, fn func(*record) error) error {
+	return st.Update(ctx, func(tx store.Tx) error {
+		rec, err := getRecord(tx, id)
+		if err != nil {
+			return err
+		}
+		if err := fn(&rec); err != nil {
+			return err
+		}
+		return putRecord(tx, &rec)
+	})
 }
 
 // requestCancel marks a run cancel_requested if live reports it as
@@ -499,7 +510,13 @@ const detailInterrupted = "interrupted: the server stopped while the run was run
 // interrupted turns a record left running by a dead server into a failed
 // one.
 func interrupted(rec *record) {
-	rec.State, rec.Detail = StateFailed, detailInterrupted
+	detail := detailInterrupted
+	if rec.Owner == "" && rec.Detail == detailQueued {
+		// No worker adopted it, and the server watching the queue for
+		// it stopped too.
+		detail = detailNoWorker
+	}
+	rec.State, rec.Detail = StateFailed, detail
 	rec.Lease, rec.CancelRequested = nil, false
 }
 

@@ -31,6 +31,7 @@ import (
 	"github.com/groundgate/groundgate/gateway"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
+	"github.com/groundgate/groundgate/jobs"
 	"github.com/groundgate/groundgate/mcp"
 	"github.com/groundgate/groundgate/policy"
 	"github.com/groundgate/groundgate/policy/smt"
@@ -246,12 +247,18 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 	if err != nil {
 		return nil, err
 	}
-	// The runtime tests run on a throwaway copy of the registry (and the
-	// policies) in a file of the run's own, on the server that took the run.
-	fuzzRuntime := func(ctx context.Context) (*fuzz.Runtime, func() error, error) {
-		return OpenFuzzRuntime(ctx, m.Engine, cfg.Data)
+	// On a shared store executions and fuzz runs run on `groundgate
+	// worker` processes (SPEC §17): a grid admitted here runs wherever a
+	// worker takes it, and a server killed while its client waits loses
+	// no execution. The footprint, replay, diff and P&L stay reads of the
+	// store here.
+	var queue *jobs.Queue
+	if pg := m.shared; pg != nil {
+		if queue, err = QueueExecutions(ctx, pg, m.Exec, cfg.Logger); err != nil {
+			return nil, err
+		}
 	}
-	if m.Fuzz, err = runs.Open(ctx, m.Engine, m.Store, runs.Options{Logger: cfg.Logger, Runtime: fuzzRuntime, Shared: shared}); err != nil {
+	if m.Fuzz, err = runs.Open(ctx, m.Engine, m.Store, fuzzOptions(m.Engine, cfg.Data, shared, queue, cfg.Logger)); err != nil {
 		return nil, err
 	}
 	if m.Upstreams, err = gateway.OpenManager(ctx, m.Engine, m.Store, gateway.Options{Logger: cfg.Logger, Limits: cfg.Gateway, Shared: shared}); err != nil {
@@ -280,17 +287,9 @@ func Open(ctx context.Context, cfg Config) (_ *Main, err error) {
 		pctx, m.stopPoll = context.WithCancel(context.WithoutCancel(ctx))
 		go r.poll(pctx, PollInterval)
 	}
-	// On a shared store executions run on `groundgate worker` processes
-	// (SPEC §17): a grid admitted here runs wherever a worker takes it,
-	// and a server killed while its client waits loses no execution. The
-	// footprint, replay, diff and P&L stay reads of the store here.
 	var executor server.Executor = releasing{m.Exec}
-	if pg := m.shared; pg != nil {
-		q, err := QueueExecutions(ctx, pg, m.Exec, cfg.Logger)
-		if err != nil {
-			return nil, err
-		}
-		executor = ExecutorVia{Executor: m.Exec, Queue: q}
+	if queue != nil {
+		executor = ExecutorVia{Executor: m.Exec, Queue: queue}
 	}
 	srv := server.New(server.Deps{Registry: m.Store, Discoverer: m.Disc, Gate: m.Gate, Executor: executor,
 		Policies: m.Policies, Checker: policy.NewChecker(m.lintPool, cfg.PolicyTimeout), FuzzRuns: m.Fuzz,

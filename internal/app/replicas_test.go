@@ -20,6 +20,7 @@ import (
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/internal/app"
 	"github.com/groundgate/groundgate/internal/app/apptest"
+	"github.com/groundgate/groundgate/internal/testio"
 	"github.com/groundgate/groundgate/policy"
 	"github.com/groundgate/groundgate/session"
 	"github.com/groundgate/groundgate/store/pgstore/pgstoretest"
@@ -68,16 +69,25 @@ func replicaConfig(t *testing.T, p pgstoretest.Place) app.Config {
 
 // startReplicas opens n servers over one place at once, as a deployment
 // of several would start, each with the same attestation key, and a
-// worker that runs their executions.
+// worker that runs their executions and fuzz runs.
 func startReplicas(t *testing.T, p pgstoretest.Place, n int) []replica {
 	t.Helper()
+	return startReplicasWorker(t, p, n, slog.New(slog.DiscardHandler))
+}
+
+// startReplicasWorker is startReplicas with the worker logging to
+// workerLog; nil starts no worker.
+func startReplicasWorker(t *testing.T, p pgstoretest.Place, n int, workerLog *slog.Logger) []replica {
+	t.Helper()
 	rs := startServers(t, p, n)
-	w, err := app.OpenWorker(context.Background(), app.WorkerConfig{Store: p.DSN, Blobs: p.BlobsURL, Getenv: pgstoretest.Env,
-		Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
+	if workerLog != nil {
+		w, err := app.OpenWorker(context.Background(), app.WorkerConfig{Store: p.DSN, Blobs: p.BlobsURL, Getenv: pgstoretest.Env,
+			Logger: workerLog})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runUntilEnd(t, "worker", w.Run)
 	}
-	runUntilEnd(t, "worker", w.Run)
 	return rs
 }
 
@@ -368,14 +378,16 @@ func TestPolicyWriteConflict(t *testing.T) {
 }
 
 // TestReplicasFuzzRuntime: two replicas of a shared store asked for a
-// fuzz run at the same moment start one (the other answers 409: one run
-// at a time across the replicas). The run, with the runtime tests, runs
-// them on a scratch copy of the registry and policies read from the store
-// (there is no file to copy), and the other replica answers the finished
-// run.
+// fuzz run at the same moment store one (the other answers 409: one run
+// at a time across the replicas) and queue it for the worker, which
+// adopts it and runs it with the runtime tests on a scratch copy of the
+// registry and policies read from the store (there is no file to copy);
+// the other replica answers the finished run. A second run, cancelled
+// through the replica that did not start it, stops on the worker.
 func TestReplicasFuzzRuntime(t *testing.T) {
 	p := pgstoretest.New(t)
-	rs := startReplicas(t, p, 2)
+	var wlog testio.SyncBuffer
+	rs := startReplicasWorker(t, p, 2, slog.New(slog.NewJSONHandler(&wlog, nil)))
 	var (
 		wg       sync.WaitGroup
 		statuses [2]int
@@ -398,35 +410,91 @@ func TestReplicasFuzzRuntime(t *testing.T) {
 	if !bytes.Contains(bodies[1-won], fmt.Appendf(nil, "fuzz run %v ", st["id"])) {
 		t.Fatalf("the refused start does not name the run: %s", bodies[1-won])
 	}
-	b := rs[1-won] // the other replica reads it
+	if st["state"] != "running" || fmt.Sprint(st["progress"]) != "map[done:0 total:0]" || !strings.HasPrefix(fmt.Sprint(st["detail"]), "queued") {
+		t.Fatalf("a run just queued: %v", st)
+	}
+	a, b := rs[won], rs[1-won] // the other replica reads it
+	got := waitFuzzRun(t, b, st["id"], 2*time.Minute)
+	var rep struct {
+		Tests   []string `json:"tests"`
+		Runtime *struct {
+			Cases int `json:"cases"`
+		} `json:"runtime"`
+	}
+	raw, _ := json.Marshal(got["result"])
+	if err := json.Unmarshal(raw, &rep); err != nil || got["state"] != "done" || got["runtime"] != true ||
+		!slices.Contains(rep.Tests, "runtime") || rep.Runtime == nil || rep.Runtime.Cases == 0 {
+		t.Fatalf("the run on B: %v; tests %v, runtime %+v; %v", got["state"], rep.Tests, rep.Runtime, got)
+	}
+	t.Logf("run %v: %d runtime cases, on the worker", st["id"], rep.Runtime.Cases)
+	wantLogged(t, &wlog, "fuzz run adopted", st["id"])
+	wantLogged(t, &wlog, "fuzz job done", st["id"])
+
+	// A second run, long enough to act on, cancelled through B.
+	st = a.want(http.StatusAccepted, http.MethodPost, "/v1/fuzz/runs", map[string]any{"runtime": true, "seconds": 600})
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(wlog.String(), fmt.Sprintf(`"msg":"fuzz run adopted","run":%v,`, st["id"])) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker has not adopted run %v in a minute: %s", st["id"], wlog.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	path := fmt.Sprintf("/v1/fuzz/runs/%v", st["id"])
-	deadline := time.Now().Add(2 * time.Minute)
+	if status, body := b.Raw(http.MethodDelete, path, replicaToken, nil); status != http.StatusOK && status != http.StatusAccepted {
+		t.Fatalf("DELETE through B: %d %s", status, body)
+	}
+	got = waitFuzzRun(t, a, st["id"], time.Minute)
+	if got["state"] != "cancelled" || got["detail"] != "cancelled on request" {
+		t.Fatalf("the run cancelled through B: %v", got)
+	}
+}
+
+// TestReplicasFuzzNoWorker: with no worker against the store, a queued
+// run fails within seconds saying so, rather than staying running; the
+// next run may then start.
+func TestReplicasFuzzNoWorker(t *testing.T) {
+	p := pgstoretest.New(t)
+	a := startReplicasWorker(t, p, 1, nil)[0]
+	began := time.Now()
+	st := a.want(http.StatusAccepted, http.MethodPost, "/v1/fuzz/runs", map[string]any{"seconds": 5})
+	got := waitFuzzRun(t, a, st["id"], 30*time.Second)
+	took := time.Since(began)
+	t.Logf("a run with no worker failed after %v", took.Round(time.Millisecond))
+	if got["state"] != "failed" || !strings.Contains(fmt.Sprint(got["detail"]), "no groundgate worker took the run") || got["finished"] == nil {
+		t.Fatalf("a run with no worker: %v", got)
+	}
+	a.want(http.StatusAccepted, http.MethodPost, "/v1/fuzz/runs", map[string]any{"seconds": 5})
+}
+
+// waitFuzzRun polls run id on r until it is no longer running, for up
+// to within, and returns it.
+func waitFuzzRun(t *testing.T, r replica, id any, within time.Duration) map[string]any {
+	t.Helper()
+	path := fmt.Sprintf("/v1/fuzz/runs/%v", id)
+	deadline := time.Now().Add(within)
 	for {
-		got := b.want(http.StatusOK, http.MethodGet, path, nil)
+		got := r.want(http.StatusOK, http.MethodGet, path, nil)
 		if got["state"] != "running" {
-			var rep struct {
-				Tests   []string `json:"tests"`
-				Runtime *struct {
-					Cases int `json:"cases"`
-				} `json:"runtime"`
-			}
-			raw, _ := json.Marshal(got["result"])
-			if err := json.Unmarshal(raw, &rep); err != nil || got["state"] != "done" || got["runtime"] != true ||
-				!slices.Contains(rep.Tests, "runtime") || rep.Runtime == nil || rep.Runtime.Cases == 0 {
-				t.Fatalf("the run on B: %v; tests %v, runtime %+v; %v", got["state"], rep.Tests, rep.Runtime, got)
-			}
-			return
+			return got
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the run is still running after 2 minutes: %v", got)
+			t.Fatalf("run %v is still running after %v: %v", id, within, got)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 }
 
-// TestReplicasFuzzRunLease: a fuzz run belongs to the replica running it.
-// A replica opened while it runs (a deployment adding or restarting a
-// server) leaves it running, reports it running, refuses a second run
+// wantLogged wants a line of msg about run id in log.
+func wantLogged(t *testing.T, log *testio.SyncBuffer, msg string, id any) {
+	t.Helper()
+	if !strings.Contains(log.String(), fmt.Sprintf(`"msg":%q`, msg)) || !strings.Contains(log.String(), fmt.Sprintf(`"run":%v`, id)) {
+		t.Fatalf("the worker did not log %q for run %v:\n%s", msg, id, log.String())
+	}
+}
+
+// TestReplicasFuzzRunLease: a fuzz run belongs to the worker running it
+// (queued by A). A replica opened while it runs (a deployment adding or
+// restarting a server) leaves it running, reports it running, refuses a second run
 // naming it (one run at a time across the replicas), and its DELETE
 // reaches the owner, which stops the run and stores its partial report.
 func TestReplicasFuzzRunLease(t *testing.T) {

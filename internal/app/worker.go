@@ -13,6 +13,8 @@ import (
 	"github.com/groundgate/groundgate/discover"
 	"github.com/groundgate/groundgate/errkind"
 	"github.com/groundgate/groundgate/execution"
+	"github.com/groundgate/groundgate/fuzz"
+	"github.com/groundgate/groundgate/fuzz/runs"
 	"github.com/groundgate/groundgate/ground"
 	"github.com/groundgate/groundgate/hashing"
 	"github.com/groundgate/groundgate/jobs"
@@ -52,6 +54,7 @@ type Worker struct {
 	st     *pgstore.Store
 	data   *DataRoot
 	pool   *smt.Pool
+	fuzz   *runs.Manager
 	worker *jobs.Worker
 	log    *slog.Logger
 }
@@ -92,29 +95,79 @@ func newWorker(ctx context.Context, st *pgstore.Store, data *DataRoot, cfg Worke
 	if err != nil {
 		return nil, err
 	}
-	jopt := cfg.Jobs
-	jopt.Logger = cfg.Logger
-	jw, err := jobs.NewWorker(ctx, st.Pool(), r, jopt)
+	// Fuzz runs too: the same runs.Manager a server runs them with, over
+	// the shared store, adopting the runs servers queue.
+	fm, err := runs.Open(ctx, st, r.Registry, fuzzOptions(st, cfg.Data, true, nil, cfg.Logger))
 	if err != nil {
 		pool.Close()
 		return nil, err
 	}
-	return &Worker{st: st, data: data, pool: pool, worker: jw, log: cfg.Logger}, nil
+	jopt := cfg.Jobs
+	jopt.Logger = cfg.Logger
+	jopt.Fuzz = FuzzRunner{Registry: r.Registry, Runs: fm}
+	jw, err := jobs.NewWorker(ctx, st.Pool(), r, jopt)
+	if err != nil {
+		fm.Close()
+		pool.Close()
+		return nil, err
+	}
+	return &Worker{st: st, data: data, pool: pool, fuzz: fm, worker: jw, log: cfg.Logger}, nil
+}
+
+// fuzzOptions configures fuzz runs over st, the same on a server and a
+// worker. The runtime tests run on a throwaway copy of the registry (and
+// the policies) in a file of the run's own, taken by the process that
+// runs the run (data is its --data). With q (a server on a shared store)
+// runs are queued for workers.
+func fuzzOptions(st store.Store, data string, shared bool, q *jobs.Queue, logger *slog.Logger) runs.Options {
+	opt := runs.Options{Logger: logger, Shared: shared, TakeWithin: jobs.DefaultTakeWithin,
+		Runtime: func(ctx context.Context) (*fuzz.Runtime, func() error, error) {
+			return OpenFuzzRuntime(ctx, st, data)
+		}}
+	if q != nil {
+		opt.Queue = q
+	}
+	return opt
+}
+
+// FuzzRunner is the worker's jobs.FuzzRunner: the registry brought up to
+// date (a run is pinned to a version a server wrote; its runtime tests'
+// scratch copy must be of that version), then the queued run adopted and
+// run to its end.
+type FuzzRunner struct {
+	Registry *registry.Store
+	Runs     *runs.Manager
+}
+
+var _ jobs.FuzzRunner = FuzzRunner{}
+
+// RunFuzz runs the queued fuzz run id.
+func (f FuzzRunner) RunFuzz(ctx context.Context, id uint64) error {
+	if _, err := f.Registry.Refresh(ctx); err != nil {
+		return err
+	}
+	return f.Runs.Adopt(ctx, id)
 }
 
 // Run works jobs until ctx is done, then stops gracefully (jobs.Worker.Run)
 // and closes everything.
 func (w *Worker) Run(ctx context.Context) error {
-	w.log.Info("working", "queue", jobs.QueueExecutions, "data", w.data.Name)
+	w.log.Info("working", "queues", []string{jobs.QueueExecutions, jobs.QueueFuzz}, "data", w.data.Name)
 	err := w.worker.Run(ctx)
 	w.log.Info("stopped")
 	return errors.Join(err, w.Close())
 }
 
-// Close releases the solvers, the data root and the store. Closing twice
+// Close releases the fuzz runs, the solvers, the data root and the store. Closing twice
 // is harmless.
 func (w *Worker) Close() error {
 	var errs []error
+	if w.fuzz != nil {
+		// Before the store closes: a run still going is stored
+		// cancelled (Run's stop has normally ended it already).
+		errs = append(errs, w.fuzz.Close())
+		w.fuzz = nil
+	}
 	if w.pool != nil {
 		errs = append(errs, w.pool.Close())
 		w.pool = nil
