@@ -90,22 +90,18 @@ func (q *Queue) AwaitTaken(ctx context.Context, job int64, within time.Duration)
 }
 
 func (q *Queue) awaitTaken(ctx context.Context, job int64, within time.Duration) error {
-	began, asked := time.Now(), time.Time{}
+	w := waiting{began: time.Now()}
 	return q.poll(ctx, job, func(row *rivertype.JobRow) (bool, error) {
 		switch row.State {
 		case rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateScheduled, rivertype.JobStateRetryable:
 		default:
 			return true, nil // running, or ended: taken
 		}
-		waited := time.Since(began)
-		if waited > within {
+		if time.Since(w.began) > within {
 			return true, ErrNotTaken
 		}
-		if waited > untaken && time.Since(asked) > untaken {
-			asked = time.Now()
-			if alive, err := q.workerAlive(ctx); err == nil && !alive {
-				return true, ErrNoWorker
-			}
+		if q.noWorker(ctx, &w) {
+			return true, ErrNoWorker
 		}
 		return false, nil
 	})

@@ -126,6 +126,22 @@ const (
 // within seconds, not after Options.Wait.
 const untaken = 5 * time.Second
 
+// waiting is a wait for a job to be taken: when it began, and when it
+// last asked whether any worker runs.
+type waiting struct{ began, asked time.Time }
+
+// noWorker reports, once a job has waited untaken for untaken and at most
+// once per untaken after that, that no worker runs against the store. A
+// failed question answers false: the wait goes on.
+func (q *Queue) noWorker(ctx context.Context, w *waiting) bool {
+	if time.Since(w.began) <= untaken || time.Since(w.asked) <= untaken {
+		return false
+	}
+	w.asked = time.Now()
+	alive, err := q.workerAlive(ctx)
+	return err == nil && !alive
+}
+
 // workerAlive reports whether a worker is running against the queue's
 // database: River's workers elect a leader among themselves and renew
 // its lease every few seconds (an insert-only client, the server's,
@@ -142,18 +158,15 @@ func (q *Queue) await(ctx context.Context, id int64) (hashing.Digest, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, q.wait, ErrStillRunning)
 	defer cancel()
 	var hash hashing.Digest
-	began, asked := time.Now(), time.Time{}
+	w := waiting{began: time.Now()}
 	err := q.poll(ctx, id, func(row *rivertype.JobRow) (bool, error) {
 		h, done, err := finished(row)
 		if done {
 			hash = h
 			return true, err
 		}
-		if row.State != rivertype.JobStateRunning && time.Since(began) > untaken && time.Since(asked) > untaken {
-			asked = time.Now()
-			if alive, err := q.workerAlive(ctx); err == nil && !alive {
-				return true, ErrNoWorker
-			}
+		if row.State != rivertype.JobStateRunning && q.noWorker(ctx, &w) {
+			return true, ErrNoWorker
 		}
 		return false, nil
 	})
