@@ -541,3 +541,21 @@ func TestReplicasFuzzRunLease(t *testing.T) {
 		t.Fatalf("the replicas disagree on the ended run:\n%s\n%s", got, a.raw(path, ""))
 	}
 }
+
+// TestReplicasExecuteNoWorker: on a shared store an execution runs on a
+// worker; with none running, the server answers 503 not-ready within
+// seconds, saying so, rather than after its whole wait.
+func TestReplicasExecuteNoWorker(t *testing.T) {
+	p := pgstoretest.New(t)
+	a := startServers(t, p, 1)[0]
+	found := a.want(http.StatusOK, http.MethodPost, "/v1/discover", map[string]any{"prompt": "momentum strategy scored by sharpe ratio"})
+	g := a.want(http.StatusOK, http.MethodPost, "/v1/ground", map[string]any{"discovery": found["id"],
+		"request": map[string]any{"family": "MOM_WZS", "metric": "SRP", "params": map[string]any{"window": []int{25}}, "data": "oil-spot/wti-daily.csv"}})
+	began := time.Now()
+	got := a.want(http.StatusServiceUnavailable, http.MethodPost, "/v1/executions", map[string]any{"grounding": g["id"]})
+	took := time.Since(began)
+	if got["type"] != "urn:groundgate:problem:not-ready" || !strings.Contains(fmt.Sprint(got["detail"]), "no groundgate worker is running") || took > 30*time.Second {
+		t.Fatalf("an execution with no worker, after %v: %v", took, got)
+	}
+	t.Logf("an execution with no worker answered 503 after %v", took.Round(time.Millisecond))
+}
