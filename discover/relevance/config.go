@@ -9,7 +9,7 @@ import (
 
 // Version names the scoring rule; it is part of Config.Digest, so a result
 // scored by another rule cites another digest.
-const Version = "groundgate/relevance/v4"
+const Version = "groundgate/relevance/v5"
 
 // The fields of a document, in the order Config's per-field arrays use.
 const (
@@ -68,6 +68,13 @@ type Config struct {
 	FloorMicro     int64 `json:"floor_micro"`
 	MarginMilli    int64 `json:"margin_milli"`
 	MaxMatches     int   `json:"max_matches"`
+	// The matches a prompt may have grow with what it says: at most
+	// ⌈n/WordsPerMatch⌉ for n its distinct content words (pairs not
+	// counted), at least MinMatches and at most MaxMatches
+	// (WordsPerMatch 0: MaxMatches always). A request of one short
+	// sentence asks for one thing; a paragraph may ask for several.
+	WordsPerMatch int `json:"words_per_match"`
+	MinMatches    int `json:"min_matches"`
 
 	// Coverage (the decision rule, see the package documentation):
 	// CoverWords bounds the prompt words the score is a share of (the
@@ -113,6 +120,8 @@ func DefaultConfig() Config {
 		FloorMicro:       100_000,
 		MarginMilli:      400,
 		MaxMatches:       5,
+		WordsPerMatch:    5,
+		MinMatches:       3,
 		CoverWords:       4,
 		GainMicro:        0,
 		GateRank:         30,
@@ -146,6 +155,8 @@ func (c Config) Check() error {
 		return fmt.Errorf("relevance: floor %d not in 1…threshold", c.FloorMicro)
 	case c.MaxMatches < 1 || c.MaxMatches > 5:
 		return fmt.Errorf("relevance: max matches %d not in 1…5", c.MaxMatches)
+	case c.WordsPerMatch < 0 || c.WordsPerMatch > 1024 || c.MinMatches < 1 || c.MinMatches > c.MaxMatches:
+		return fmt.Errorf("relevance: words per match %d, min matches %d out of range", c.WordsPerMatch, c.MinMatches)
 	case c.CoverWords < 0 || c.CoverWords > c.MaxQueryWords:
 		return fmt.Errorf("relevance: cover words %d out of range", c.CoverWords)
 	case c.GainMicro < 0 || c.GainMicro > 1_000_000:

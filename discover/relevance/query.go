@@ -3,6 +3,7 @@ package relevance
 import (
 	"cmp"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -96,9 +97,10 @@ func (x *Index) cover(sc scored) []Match {
 	if top < cfg.ThresholdMicro {
 		return out
 	}
+	most := x.most(sc)
 	for ci, c := range sc.cands {
 		s := min(c.s*1_000_000/den, 1_000_000)
-		if len(out) == cfg.MaxMatches {
+		if len(out) == most {
 			break
 		}
 		if s < cfg.FloorMicro || s*1000 < top*cfg.MarginMilli {
@@ -127,6 +129,21 @@ func (x *Index) cover(sc scored) []Match {
 		return cmp.Compare(a.Name, b.Name)
 	})
 	return out
+}
+
+// most is how many matches the prompt may have (Config.WordsPerMatch).
+func (x *Index) most(sc scored) int {
+	cfg := x.cfg
+	if cfg.WordsPerMatch == 0 {
+		return cfg.MaxMatches
+	}
+	n := 0
+	for _, q := range sc.qs {
+		if !strings.Contains(q.key, " ") {
+			n++
+		}
+	}
+	return min(cfg.MaxMatches, max(cfg.MinMatches, (n+cfg.WordsPerMatch-1)/cfg.WordsPerMatch))
 }
 
 // den is the decision rule's denominator: the weights of the

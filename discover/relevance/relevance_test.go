@@ -407,6 +407,49 @@ func TestDiversify(t *testing.T) {
 	}
 }
 
+// TestMatchesGrowWithWords: a short request gets at most MinMatches
+// matches however many documents are near, a longer one up to MaxMatches
+// (one per WordsPerMatch content words).
+func TestMatchesGrowWithWords(t *testing.T) {
+	var docs []Document
+	for _, k := range []string{"daily", "hourly", "weekly", "monthly", "yearly", "nightly"} {
+		docs = append(docs, Document{Name: "forecast_" + k, Description: "Weather forecast " + k + " for a city: temperature, rain, wind, humidity, storm, snow, sunshine, clouds, fog, hail, sleet, frost and gusts."})
+	}
+	cfg := DefaultConfig()
+	x := newIndex(t, docs)
+	off := cfg
+	off.WordsPerMatch = 0
+	y, err := New(testVectors(t), off)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range docs {
+		_ = y.Add(d)
+	}
+	for _, tc := range []struct {
+		prompt string
+		most   int
+	}{
+		{"weather forecast for my city", cfg.MinMatches},                                                                  // 3 words
+		{"the weather forecast for my city: temperature, rain, wind and humidity", cfg.MinMatches},                        // 7 words: ⌈7/5⌉ = 2 < 3
+		{"weather forecast city temperature rain wind humidity storm snow sunshine clouds fog", 3},                        // 12 words: ⌈12/5⌉
+		{"weather forecast city temperature rain wind humidity storm snow sunshine clouds fog hail sleet frost gusts", 4}, // 16
+	} {
+		got := len(x.Query(tc.prompt).Matches)
+		if got > tc.most {
+			t.Errorf("%q: %d matches, at most %d", tc.prompt, got, tc.most)
+		}
+		if all := len(y.Query(tc.prompt).Matches); all <= tc.most || got != tc.most {
+			t.Errorf("%q: %d matches, %d without the cap: the cap of %d is not what decides", tc.prompt, got, all, tc.most)
+		}
+	}
+	c := DefaultConfig()
+	c.MinMatches = c.MaxMatches + 1
+	if c.Check() == nil {
+		t.Error("min matches above max matches accepted")
+	}
+}
+
 func TestConfig(t *testing.T) {
 	if err := DefaultConfig().Check(); err != nil {
 		t.Fatal(err)

@@ -176,6 +176,7 @@ func run(args []string, stdout io.Writer) error {
 	jsonOut := fs.String("json", "", "also write the JSON summary to `file`")
 	set := fs.String("set", "all", "dev, test or all")
 	sweep := fs.Bool("sweep", false, "print the calibration grid on StableToolBench dev")
+	parts := fs.Bool("parts", false, "print rules that read the prompt's sentences beside the decision rule, on every condition")
 	quick := fs.Bool("quick", false, "the relevance rows only (no baselines, no JSON)")
 	features := fs.String("features", "", "write what the decision rule reads of every request to `file` (JSON lines) and exit")
 	ranks := fs.String("ranks", "", "write the documents and every request's candidates by the full score to `file` (JSON lines) and exit")
@@ -230,6 +231,9 @@ func run(args []string, stdout io.Writer) error {
 				return dump.write(w, vec, cfg, tbDocs, tbReqs, tauDocs, tauReqs)
 			})
 		}
+	}
+	if *parts {
+		return runParts(stdout, vec, cfg, tbDocs, tbReqs, tauDocs, tauReqs)
 	}
 	if *sweep {
 		return runSweep(stdout, vec, cfg, tbDocs, tbReqs, tauDocs, tauReqs)
