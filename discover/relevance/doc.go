@@ -70,9 +70,13 @@
 // order, a document matches when its score is at least
 // Config.FloorMicro (0.1: the second thing a request asks for scores
 // lower than the first) and Config.MarginMilli/1000 (0.4) of the best,
-// up to Config.MaxMatches (≤ 5); a later match must also add at least
-// Config.GainMicro of coverage over the earlier ones (0: off). A match's
-// confidence is ⌊499·S/10⁶⌋ thousandths: below 0.5, the keyword tier's.
+// up to ⌈n/Config.WordsPerMatch⌉ matches (5) for n the prompt's distinct
+// content words, at least Config.MinMatches (3) and at most
+// Config.MaxMatches (5): a request of a sentence or two asks for one or
+// two things, a paragraph may ask for several; a later match must also
+// add at least Config.GainMicro of coverage over the earlier ones (0:
+// off). A match's confidence is ⌊499·S/10⁶⌋ thousandths: below 0.5, the
+// keyword tier's.
 //
 // # Index
 //

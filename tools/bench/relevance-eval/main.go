@@ -319,6 +319,13 @@ func run(args []string, stdout io.Writer) error {
 				for _, u := range orows {
 					rows = append(rows, Row{ds.name, half, u.name, u.Stats})
 				}
+				wrows, err := wholeToolRows(vec, cfg, ds.docs, reqs, *quick)
+				if err != nil {
+					return err
+				}
+				for _, u := range wrows {
+					rows = append(rows, Row{ds.name, half, u.name, u.Stats})
+				}
 			}
 		}
 	}
