@@ -149,6 +149,12 @@ func runParts(w io.Writer, vec *relevance.Vectors, cfg relevance.Config, tbDocs 
 		{"rule + sentence bests (0.2, 2)", func(o partObs) []string { return partsRule(o, 200_000, 2, false) }},
 		{"rule's best, sentence bests (0.35, 1), rule", func(o partObs) []string { return partsRule(o, 350_000, 1, true) }},
 		{"rule, at most sentences + 1", askCap},
+		{"rule + sentence bests (0.2, 1) if the rule matched", func(o partObs) []string {
+			if len(o.rule) == 0 {
+				return nil
+			}
+			return partsRule(o, 200_000, 1, false)
+		}},
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "condition\trule\tgold recall\tmatches\tnone\t")
