@@ -2,6 +2,7 @@ package discover
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -274,6 +275,15 @@ func TestSync(t *testing.T) {
 			n, bulk, d.cur.updates, d.cur.text.dir, s.Current().Version())
 	}
 	d.Close()
+	// The relevance tier's index of the new version is kept too, so the
+	// next start reads it rather than analysing every entry.
+	vec, err := defaultVectors()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if (&textDir{path: dir, log: slog.New(slog.DiscardHandler)}).loadRelevance(ctx, s.Current(), vec) == nil {
+		t.Fatalf("after a bulk change: no relevance index of version %d kept", s.Current().Version())
+	}
 
 	d = open(false)
 	if got := readyText(t, d); got != bulk.Dir {

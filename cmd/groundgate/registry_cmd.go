@@ -215,7 +215,8 @@ func put(ctx context.Context, cli *CLI, s *registry.Store, db, file string) erro
 	// opened (only if needed) at the version before the change, then
 	// updated with the names the change touches, so that the next start
 	// opens it instead of building it (at 100,000 entries, seconds instead
-	// of tens of seconds before the server is ready).
+	// of tens of seconds before the server is ready); so does the
+	// relevance tier's (relevance.snap, written when d closes).
 	d, err := discover.New(ctx, s, s.Engine(), discover.Options{LazyText: true, TextIndexDir: discover.DefaultTextIndexDir(db)})
 	if err != nil {
 		return err
