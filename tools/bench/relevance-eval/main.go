@@ -443,6 +443,41 @@ func pick(reqs []request, dev bool) []request {
 	return out
 }
 
+// buildSets builds the indexes of StableToolBench's and τ-bench's
+// documents.
+func buildSets(vec *relevance.Vectors, cfg relevance.Config, tbDocs, tauDocs []relevance.Document) (*relevance.Index, *relevance.Index, error) {
+	x, err := build(vec, cfg, tbDocs)
+	if err != nil {
+		return nil, nil, err
+	}
+	xt, err := build(vec, cfg, tauDocs)
+	return x, xt, err
+}
+
+// docsByName indexes docs by name.
+func docsByName(docs []relevance.Document) map[string]relevance.Document {
+	m := make(map[string]relevance.Document, len(docs))
+	for _, d := range docs {
+		m[d.Name] = d
+	}
+	return m
+}
+
+// without runs f with the named documents removed from x, then adds
+// them back.
+func without(x *relevance.Index, byName map[string]relevance.Document, names []string, f func()) {
+	var removed []string
+	for _, n := range names {
+		if x.Remove(n) {
+			removed = append(removed, n)
+		}
+	}
+	f()
+	for _, n := range removed {
+		_ = x.Add(byName[n])
+	}
+}
+
 func build(vec *relevance.Vectors, cfg relevance.Config, docs []relevance.Document) (*relevance.Index, error) {
 	x, err := relevance.New(vec, cfg)
 	if err != nil {

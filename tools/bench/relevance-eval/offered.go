@@ -20,10 +20,7 @@ const offeredOthers = 3
 // share no RapidAPI tool with the request's own, so the unserved registry
 // holds no API of a tool that serves it.
 func offered(docs []relevance.Document, reqs []request) (served, unserved [][]relevance.Document) {
-	byName := map[string]relevance.Document{}
-	for _, d := range docs {
-		byName[d.Name] = d
-	}
+	byName := docsByName(docs)
 	tools := func(r request) []string {
 		var ts []string
 		for _, n := range r.Candidates {

@@ -86,31 +86,15 @@ func runParts(w io.Writer, vec *relevance.Vectors, cfg relevance.Config, tbDocs 
 		half := map[bool]string{true: "dev", false: "test"}[r.dev]
 		conds[cond+" "+half] = append(conds[cond+" "+half], partObs{gold: gold, rule: names(x.Query(r.Prompt).Matches), whole: whole, parts: parts})
 	}
-	x, err := build(vec, cfg, tbDocs)
-	if err != nil {
-		return err
-	}
-	xt, err := build(vec, cfg, tauDocs)
+	x, xt, err := buildSets(vec, cfg, tbDocs, tauDocs)
 	if err != nil {
 		return err
 	}
 	sv, us := offered(tbDocs, tbReqs)
-	byName := map[string]relevance.Document{}
-	for _, d := range tbDocs {
-		byName[d.Name] = d
-	}
+	byName := docsByName(tbDocs)
 	for i, r := range tbReqs {
 		observe("stabletoolbench", x, r, r.Gold)
-		var removed []string
-		for _, g := range uniq(r.Gold) {
-			if x.Remove(g) {
-				removed = append(removed, g)
-			}
-		}
-		observe("unserved: gold removed", x, r, nil)
-		for _, n := range removed {
-			_ = x.Add(byName[n])
-		}
+		without(x, byName, uniq(r.Gold), func() { observe("unserved: gold removed", x, r, nil) })
 		xs, err := build(vec, cfg, sv[i])
 		if err != nil {
 			return err

@@ -13,11 +13,7 @@ import (
 // and τ-bench's all-gold share. Only dev requests are read.
 func runSweep(w io.Writer, vec *relevance.Vectors, cfg relevance.Config, tbDocs []relevance.Document, tbReqs []request, tauDocs []relevance.Document, tauReqs []request) error {
 	tb, tau := pick(tbReqs, true), pick(tauReqs, true)
-	x, err := build(vec, cfg, tbDocs)
-	if err != nil {
-		return err
-	}
-	xt, err := build(vec, cfg, tauDocs)
+	x, xt, err := buildSets(vec, cfg, tbDocs, tauDocs)
 	if err != nil {
 		return err
 	}
@@ -26,22 +22,10 @@ func runSweep(w io.Writer, vec *relevance.Vectors, cfg relevance.Config, tbDocs 
 	for i, r := range tb {
 		ranked[i] = x.Rank(r.Prompt, 5)
 	}
-	byName := map[string]relevance.Document{}
-	for _, d := range tbDocs {
-		byName[d.Name] = d
-	}
+	byName := docsByName(tbDocs)
 	unranked := make([][]relevance.Match, len(tb))
 	for i, r := range tb {
-		var removed []string
-		for _, g := range uniq(r.Gold) {
-			if x.Remove(g) {
-				removed = append(removed, g)
-			}
-		}
-		unranked[i] = x.Rank(r.Prompt, 5)
-		for _, n := range removed {
-			_ = x.Add(byName[n])
-		}
+		without(x, byName, uniq(r.Gold), func() { unranked[i] = x.Rank(r.Prompt, 5) })
 	}
 	tauRanked := make([][]relevance.Match, len(tau))
 	for i, r := range tau {

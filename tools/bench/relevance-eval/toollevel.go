@@ -65,10 +65,7 @@ func wholeToolRows(vec *relevance.Vectors, cfg relevance.Config, docs []relevanc
 	if err != nil {
 		return nil, err
 	}
-	byName := map[string]relevance.Document{}
-	for _, d := range tds {
-		byName[d.Name] = d
-	}
+	byName := docsByName(tds)
 	var rel, b3, b5, un Stats
 	bl, err := buildBleve(tds)
 	if err != nil {
@@ -82,13 +79,7 @@ func wholeToolRows(vec *relevance.Vectors, cfg relevance.Config, docs []relevanc
 			b3.add(g, bleveTop(bl, r.Prompt, 3))
 			b5.add(g, bleveTop(bl, r.Prompt, 5))
 		}
-		for _, t := range g {
-			x.Remove(t)
-		}
-		un.add(nil, names(x.Query(r.Prompt).Matches))
-		for _, t := range g {
-			_ = x.Add(byName[t])
-		}
+		without(x, byName, g, func() { un.add(nil, names(x.Query(r.Prompt).Matches)) })
 	}
 	out := []namedStats{{"whole tools: relevance", rel}}
 	if !quick {
