@@ -3,7 +3,6 @@ package relevance
 import (
 	"cmp"
 	"slices"
-	"strings"
 )
 
 // The per-candidate features a reranker reads (issue 27): the parts of the
@@ -163,7 +162,7 @@ func (x *Index) features(prompt string, sc scored) []Candidate {
 				for fi := range NumFields {
 					lex[fi] += q.w * x.saturate(x.fieldTF(p, d, fi)) / 1_000_000
 				}
-				if !strings.Contains(q.key, " ") { // a pair ("a b") is no name word
+				if !q.pair() { // a pair ("a b") is no name word
 					nameTF += p.field(FieldName)
 				}
 			}

@@ -40,13 +40,9 @@ func (x *Index) partRank(text string, k int) PartRank {
 	if den == 0 {
 		return pr
 	}
+	pr.Gate = x.gate(sc)
 	cs := slices.Clone(sc.cands)
 	slices.SortStableFunc(cs, func(a, b cand) int { return cmp.Compare(b.s, a.s) })
-	ref := int64(0)
-	if x.cfg.GateRank < len(cs) {
-		ref = cs[x.cfg.GateRank].s
-	}
-	pr.Gate = cs[0].s*1000 >= ref*x.cfg.GateMilli
 	for _, c := range cs[:min(k, len(cs))] {
 		s := min(c.s*1_000_000/den, 1_000_000)
 		pr.Matches = append(pr.Matches, Match{Name: x.docs[c.slot].name, Score: s})

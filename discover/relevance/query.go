@@ -49,6 +49,10 @@ type qword struct {
 	w   int64 // weight, millionths
 }
 
+// pair reports whether q is a pair of adjacent words ("a b",
+// Config.PairMilli), not a word.
+func (q qword) pair() bool { return strings.Contains(q.key, " ") }
+
 var accPool = sync.Pool{New: func() any { return new([]int64) }}
 
 // groupScan bounds the members of a group read for its best saturations
@@ -77,20 +81,8 @@ func (x *Index) cover(sc scored) []Match {
 	if den == 0 {
 		return out
 	}
-	// The gate: the best must stand out of the candidates' distribution.
-	if cfg.GateRank > 0 {
-		ref := int64(0)
-		if cfg.GateRank < len(sc.cands) {
-			ss := make([]int64, len(sc.cands)) // by credit: diversify reordered them
-			for i, c := range sc.cands {
-				ss[i] = c.s
-			}
-			slices.SortFunc(ss, func(a, b int64) int { return cmp.Compare(b, a) })
-			ref = ss[cfg.GateRank]
-		}
-		if sc.cands[0].s*1000 < ref*cfg.GateMilli {
-			return out
-		}
+	if !x.gate(sc) {
+		return out
 	}
 	covered := make([]int64, len(sc.qs))
 	top := min(sc.cands[0].s*1_000_000/den, 1_000_000)
@@ -131,6 +123,26 @@ func (x *Index) cover(sc scored) []Match {
 	return out
 }
 
+// gate reports whether the best candidate stands out of the candidates'
+// distribution: its credit at least GateMilli/1000 of the one ranked
+// GateRank by credit (0 when there are fewer; GateRank 0: no gate).
+func (x *Index) gate(sc scored) bool {
+	cfg := x.cfg
+	if cfg.GateRank == 0 || len(sc.cands) == 0 {
+		return cfg.GateRank == 0
+	}
+	ref := int64(0)
+	if cfg.GateRank < len(sc.cands) {
+		ss := make([]int64, len(sc.cands)) // by credit: diversify reordered them
+		for i, c := range sc.cands {
+			ss[i] = c.s
+		}
+		slices.SortFunc(ss, func(a, b int64) int { return cmp.Compare(b, a) })
+		ref = ss[cfg.GateRank]
+	}
+	return sc.cands[0].s*1000 >= ref*cfg.GateMilli
+}
+
 // most is how many matches the prompt may have (Config.WordsPerMatch).
 func (x *Index) most(sc scored) int {
 	cfg := x.cfg
@@ -139,7 +151,7 @@ func (x *Index) most(sc scored) int {
 	}
 	n := 0
 	for _, q := range sc.qs {
-		if !strings.Contains(q.key, " ") {
+		if !q.pair() {
 			n++
 		}
 	}
