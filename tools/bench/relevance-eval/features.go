@@ -52,12 +52,8 @@ func writeFeatures(w io.Writer, vec *relevance.Vectors, cfg relevance.Config, tb
 	if err != nil {
 		return err
 	}
-	byName := map[string]relevance.Document{}
-	byTool := map[string][]string{}
-	for _, d := range tbDocs {
-		byName[d.Name] = d
-		byTool[toolOf(d)] = append(byTool[toolOf(d)], d.Name)
-	}
+	byName := docsByName(tbDocs)
+	siblings := apisOfTools(tbDocs)
 	// The offered conditions: a registry of a few upstreams per request
 	// (offered), and τ-bench's airline tools for every StableToolBench
 	// request (another domain: unserved).
@@ -80,27 +76,14 @@ func writeFeatures(w io.Writer, vec *relevance.Vectors, cfg relevance.Config, tb
 		if err := emit(x, "stabletoolbench", "served", r); err != nil {
 			return err
 		}
-		var removed []string
-		for _, g := range uniq(r.Gold) {
-			if x.Remove(g) {
-				removed = append(removed, g)
+		gold := uniq(r.Gold)
+		without(x, byName, gold, func() {
+			if err = emit(x, "stabletoolbench", "gold-removed", r); err == nil {
+				without(x, byName, siblings(gold), func() { err = emit(x, "stabletoolbench", "tools-removed", r) })
 			}
-		}
-		if err := emit(x, "stabletoolbench", "gold-removed", r); err != nil {
+		})
+		if err != nil {
 			return err
-		}
-		for _, g := range uniq(r.Gold) {
-			for _, n := range byTool[toolOf(byName[g])] {
-				if x.Remove(n) {
-					removed = append(removed, n)
-				}
-			}
-		}
-		if err := emit(x, "stabletoolbench", "tools-removed", r); err != nil {
-			return err
-		}
-		for _, n := range removed {
-			_ = x.Add(byName[n])
 		}
 	}
 	return nil

@@ -386,34 +386,15 @@ type namedStats struct {
 // unserved measures, for each request, the registry without its gold APIs
 // and without the gold APIs' tools: removed, queried, added back.
 func unserved(x *relevance.Index, docs []relevance.Document, reqs []request) []namedStats {
-	byName := map[string]relevance.Document{}
-	byTool := map[string][]string{}
-	for _, d := range docs {
-		byName[d.Name] = d
-		tool := toolOf(d)
-		byTool[tool] = append(byTool[tool], d.Name)
-	}
+	byName := docsByName(docs)
+	siblings := apisOfTools(docs)
 	var a, b Stats
 	for _, r := range reqs {
 		gold := uniq(r.Gold)
-		var removed []string
-		for _, g := range gold {
-			if x.Remove(g) {
-				removed = append(removed, g)
-			}
-		}
-		a.add(nil, names(x.Query(r.Prompt).Matches))
-		for _, g := range gold {
-			for _, n := range byTool[toolOf(byName[g])] {
-				if x.Remove(n) {
-					removed = append(removed, n)
-				}
-			}
-		}
-		b.add(nil, names(x.Query(r.Prompt).Matches))
-		for _, n := range removed {
-			_ = x.Add(byName[n])
-		}
+		without(x, byName, gold, func() {
+			a.add(nil, names(x.Query(r.Prompt).Matches))
+			without(x, byName, siblings(gold), func() { b.add(nil, names(x.Query(r.Prompt).Matches)) })
+		})
 	}
 	a.finish()
 	b.finish()
@@ -461,6 +442,25 @@ func docsByName(docs []relevance.Document) map[string]relevance.Document {
 		m[d.Name] = d
 	}
 	return m
+}
+
+// apisOfTools returns a function that gives every API of the RapidAPI
+// tools the named APIs belong to.
+func apisOfTools(docs []relevance.Document) func(apis []string) []string {
+	tool := map[string]string{}
+	byTool := map[string][]string{}
+	for _, d := range docs {
+		t := toolOf(d)
+		tool[d.Name] = t
+		byTool[t] = append(byTool[t], d.Name)
+	}
+	return func(apis []string) []string {
+		var out []string
+		for _, a := range apis {
+			out = append(out, byTool[tool[a]]...)
+		}
+		return out
+	}
 }
 
 // without runs f with the named documents removed from x, then adds
