@@ -3,7 +3,8 @@
 # and two `groundgate worker` processes over one PostgreSQL database and
 # one SeaweedFS bucket on loopback, under a mixed load for
 # GROUNDGATE_CLUSTER_SECONDS (default 60), with one worker and one server
-# killed with SIGKILL mid-load (internal/crashtest/cluster_test.go, built
+# killed with SIGKILL mid-load, then a worker killed mid fuzz run
+# (internal/crashtest/cluster_test.go and cluster_fuzz_test.go, built
 # with -tags cluster so that `go test ./...` does not run it). It needs
 # what scripts/test.sh installs (PostgreSQL, weed); run that first on a
 # fresh machine. Extra arguments go to go test (-v, -run …).

@@ -111,7 +111,7 @@ func TestSharedLeaseExpires(t *testing.T) {
 	}
 	c.advance(DefaultLease + time.Second)
 	got, err := b.Get(context.Background(), st.ID)
-	if err != nil || got.State != StateFailed || got.Detail != detailInterrupted || got.Result != nil {
+	if err != nil || got.State != StateFailed || got.Detail != detailLeasePassed || got.Result != nil {
 		t.Fatalf("after the lease: %+v, %v", got, err)
 	}
 	if rec, _, err := load(context.Background(), r2.store.Engine(), st.ID, false); err != nil || rec.State != StateRunning {
@@ -123,7 +123,7 @@ func TestSharedLeaseExpires(t *testing.T) {
 	cOpt.Now = c.now
 	r2.manager(cOpt)
 	rec, _, err := load(context.Background(), r2.store.Engine(), st.ID, false)
-	if err != nil || rec.State != StateFailed || rec.Detail != detailInterrupted || rec.Lease != nil {
+	if err != nil || rec.State != StateFailed || rec.Detail != detailLeasePassed || rec.Lease != nil {
 		t.Fatalf("stored after a replica opened past the lease: %+v, %v", rec, err)
 	}
 	next, err := b.Start(context.Background(), Request{Seconds: 60, Seed: 1})
@@ -159,7 +159,7 @@ func TestSharedLeaseLost(t *testing.T) {
 	}
 	for _, m := range []*Manager{a, b} {
 		got, err := m.Get(context.Background(), st.ID)
-		if err != nil || got.State != StateFailed || got.Detail != detailInterrupted || got.Result != nil {
+		if err != nil || got.State != StateFailed || got.Detail != detailLeasePassed || got.Result != nil {
 			t.Fatalf("A's run after its lease was lost: %+v, %v", got, err)
 		}
 	}

@@ -504,17 +504,26 @@ func markInterrupted(ctx context.Context, st Backend, dead func(*record) bool) (
 	return n, nil
 }
 
-// detailInterrupted says why a run has no result after a restart.
-const detailInterrupted = "interrupted: the server stopped while the run was running; its partial results were lost"
+// detailInterrupted says why a run has no result after a restart (a
+// bbolt file: its one server ran it); detailLeasePassed why a run on a
+// shared store has none: its owner, a worker or a replica, stopped
+// renewing its lease.
+const (
+	detailInterrupted = "interrupted: the server stopped while the run was running; its partial results were lost"
+	detailLeasePassed = "interrupted: the process running it stopped renewing its lease (it was killed, or lost the store); its partial results were lost"
+)
 
-// interrupted turns a record left running by a dead server into a failed
-// one.
+// interrupted turns a record left running by a dead server or owner into
+// a failed one.
 func interrupted(rec *record) {
 	detail := detailInterrupted
-	if rec.Owner == "" && rec.Detail == detailQueued {
+	switch {
+	case rec.Owner == "" && rec.Detail == detailQueued:
 		// No worker adopted it, and the server watching the queue for
 		// it stopped too.
 		detail = detailNoWorker
+	case rec.Owner != "":
+		detail = detailLeasePassed
 	}
 	rec.State, rec.Detail = StateFailed, detail
 	rec.Lease, rec.CancelRequested = nil, false

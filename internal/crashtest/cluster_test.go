@@ -31,7 +31,10 @@ import (
 // Afterwards every replica must answer every write any replica
 // acknowledged, byte for byte, and the executions the killed worker held
 // must have been finished by the other with the hashes one bbolt server
-// gives.
+// gives. Then a worker is killed while it runs a fuzz run
+// (cluster_fuzz_test.go): every replica must report the run failed,
+// interrupted, once its lease passes, and the next run must run to its
+// end on the other worker.
 
 func TestMain(m *testing.M) { pgstoretest.Main(m) }
 
@@ -426,6 +429,8 @@ func TestClusterUnderLoad(t *testing.T) {
 	}
 	t.Logf("0 errors, 0 acknowledged writes lost over %d s on %d servers and %d workers (seed %d): %d registry PUTs, %d discoveries, %d groundings, %d executions, %d calls, %d sessions with %d calls; %d writes in doubt at the kills; %d checks",
 		seconds, clusterServers, clusterWorkers, seed, cnt[kindRegistry], cnt[kindDiscovery], cnt[kindGrounding], cnt[kindExecution], cnt[kindCall], sessions, sessionCalls, l.maybe, checked)
+
+	cl.fuzzWorkerKilled(ctx)
 	for _, s := range append(cl.servers, cl.workers...) {
 		if err := s.stop(30 * time.Second); err != nil {
 			t.Errorf("clean stop: %v; log tail:\n%s", err, s.logTail())
