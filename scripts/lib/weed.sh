@@ -16,7 +16,7 @@ weed_path() {
 
 # weed_build builds the pinned weed unless it is there already.
 weed_build() {
-  local version path mod start
+  local version path mod start json
   version=$(cat internal/s3test/weed.version)
   path=$(weed_path)
   [ -x "$path" ] && return 0
@@ -24,8 +24,14 @@ weed_build() {
   start=$(date +%s)
   # Outside this module (its go.mod would be consulted otherwise), and
   # without the caller's GOFLAGS (-count=1 and the like are not build flags).
-  mod=$(cd / && GOFLAGS= go mod download -json "github.com/seaweedfs/seaweedfs@$version" |
-    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  # A failed download says why in the JSON's "Error" (go exits 1 with
+  # nothing on stderr): print it rather than let set -e end the caller
+  # silently.
+  if ! json=$(cd / && GOFLAGS= go mod download -json "github.com/seaweedfs/seaweedfs@$version"); then
+    echo "scripts/lib/weed.sh: go mod download github.com/seaweedfs/seaweedfs@$version failed: $(printf '%s\n' "$json" | sed -n 's/^[[:space:]]*"Error": "\(.*\)",\{0,1\}$/\1/p')" >&2
+    return 1
+  fi
+  mod=$(printf '%s\n' "$json" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
   if [ -z "$mod" ]; then
     echo "scripts/lib/weed.sh: go mod download github.com/seaweedfs/seaweedfs@$version gave no folder" >&2
     return 1
