@@ -32,6 +32,7 @@ fi
 command -v debootstrap >/dev/null 2>&1 || apt_install debootstrap
 
 root=${1:-$(mktemp -d /var/tmp/groundgate-fresh.XXXXXX)}
+chmod 755 "$root" # mktemp's 0700 would keep apt's _apt user out
 mounts=()
 cleanup() {
   local p m
