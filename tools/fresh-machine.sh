@@ -104,6 +104,7 @@ echo "== bash scripts/test.sh passed in $(($(date +%s) - start)) s"
 
 echo "== the README's server: go run ./cmd/groundgate serve"
 in_root 'cd /work/main && exec go run ./cmd/groundgate serve >/tmp/serve.log 2>&1' &
+disown # the cleanup kills it; no "Killed" notice
 ok=no
 for _ in $(seq 180); do
   if in_root 'curl -sf -o /dev/null 127.0.0.1:8080/readyz' 2>/dev/null; then ok=yes; break; fi
