@@ -181,7 +181,7 @@ func run(args []string, stdout io.Writer) error {
 	features := fs.String("features", "", "write what the decision rule reads of every request to `file` (JSON lines) and exit")
 	ranks := fs.String("ranks", "", "write the documents and every request's candidates by the full score to `file` (JSON lines) and exit")
 	cands := fs.String("candidates", "", "as --ranks, with every candidate's features (relevance.Index.Candidates), for tools/bench/relevance-eval-rerank")
-	override := fs.String("config", "", "JSON `object` overriding constants of relevance.DefaultConfig (for calibration on dev)")
+	override := fs.String("config", "", "JSON `object` overriding constants of relevance.DefaultConfig (for calibration on dev); the scorer's rows only: the cascade rows run package discover, which always uses the default")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -206,6 +206,8 @@ func run(args []string, stdout io.Writer) error {
 		if err := json.Unmarshal([]byte(*override), &cfg); err != nil {
 			return fmt.Errorf("--config: %w", err)
 		}
+		// A sweep that reads the cascade rows would see nothing move.
+		fmt.Fprintln(stdout, "--config applies to the scorer's rows; the cascade rows use relevance.DefaultConfig")
 	}
 
 	tbTools, err := cascadeTools(filepath.Join(*data, "tool-discovery", "stabletoolbench-tools.json"), false)
