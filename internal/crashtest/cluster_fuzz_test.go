@@ -26,11 +26,10 @@ const (
 
 // fuzzRun is what the test reads of GET /v1/fuzz/runs/{id}.
 type fuzzRun struct {
-	ID       uint64          `json:"id"`
-	State    string          `json:"state"`
-	Detail   string          `json:"detail"`
-	Progress json.RawMessage `json:"progress"`
-	Result   json.RawMessage `json:"result"`
+	ID     uint64          `json:"id"`
+	State  string          `json:"state"`
+	Detail string          `json:"detail"`
+	Result json.RawMessage `json:"result"`
 }
 
 // getRun reads run id from one server; raw is the answer's bytes.
@@ -72,6 +71,21 @@ func (cl *cluster) sameOnEvery(ctx context.Context, id uint64) (fuzzRun, error) 
 		}
 	}
 	return run, nil
+}
+
+// ended polls run id on every server until they all answer it ended, in
+// the same bytes, and returns it; an error past deadline.
+func (cl *cluster) ended(ctx context.Context, id uint64, deadline time.Time) (fuzzRun, error) {
+	for {
+		fr, err := cl.sameOnEvery(ctx, id)
+		if err == nil && fr.State != "running" {
+			return fr, nil
+		}
+		if time.Now().After(deadline) {
+			return fr, fmt.Errorf("fuzz run %d has not ended on every server: %+v, %v", id, fr, err)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }
 
 // fuzzWorkerKilled runs the fuzz phase on a cluster whose two workers
@@ -120,17 +134,9 @@ func (cl *cluster) fuzzWorkerKilled(ctx context.Context) {
 	if r := c.do(ctx, "POST", "/v1/fuzz/runs", body, true); r.status != http.StatusConflict || !strings.Contains(string(r.body), fmt.Sprintf("fuzz run %d ", id)) {
 		t.Errorf("a second run within the dead worker's lease: %d %.300s", r.status, r.body)
 	}
-	var failed fuzzRun
-	for {
-		fr, err := cl.sameOnEvery(ctx, id)
-		if err == nil && fr.State != "running" {
-			failed = fr
-			break
-		}
-		if time.Since(killed) > fuzzReported {
-			t.Fatalf("fuzz run %d %v after its worker was killed: %+v, %v", id, fuzzReported, fr, err)
-		}
-		time.Sleep(250 * time.Millisecond)
+	failed, err := cl.ended(ctx, id, killed.Add(fuzzReported))
+	if err != nil {
+		t.Fatalf("%v after its worker was killed", err)
 	}
 	took := time.Since(killed)
 	if failed.State != "failed" || !strings.HasPrefix(failed.Detail, fuzzLeasePassed) || failed.Result != nil {
@@ -144,18 +150,10 @@ func (cl *cluster) fuzzWorkerKilled(ctx context.Context) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		fr, err := cl.sameOnEvery(ctx, next)
-		if err == nil && fr.State != "running" {
-			if fr.State != "done" || fr.Result == nil {
-				t.Fatalf("fuzz run %d on worker 1: %s %q", next, fr.State, fr.Detail)
-			}
-			break
-		}
-		if time.Since(killed) > fuzzReported+time.Minute {
-			t.Fatalf("fuzz run %d on worker 1 has not ended: %+v, %v; worker 1 log tail:\n%s", next, fr, err, cl.workers[1].logTail())
-		}
-		time.Sleep(250 * time.Millisecond)
+	if fr, err := cl.ended(ctx, next, killed.Add(fuzzReported+time.Minute)); err != nil {
+		t.Fatalf("on worker 1: %v; worker 1 log tail:\n%s", err, cl.workers[1].logTail())
+	} else if fr.State != "done" || fr.Result == nil {
+		t.Fatalf("fuzz run %d on worker 1: %s %q", next, fr.State, fr.Detail)
 	}
 	if again, err := cl.sameOnEvery(ctx, id); err != nil || again.State != "failed" || again.Detail != failed.Detail {
 		t.Fatalf("fuzz run %d after the next run: %+v, %v", id, again, err)
